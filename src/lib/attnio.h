@@ -1,0 +1,53 @@
+/* attnio: the attention file (docs/FORMAT.md) — the project's BAM. Readers move one
+ * (sequence, layer) block of H×T×T floats per HDF5 call; writers stream blocks in any order.
+ * "-" reads an HDF5 file image from stdin / writes one to stdout. Every error is fatal through
+ * die_data() (exit 1, one line naming the file) and no partial output is left behind. */
+#ifndef ATTNCODA_ATTNIO_H
+#define ATTNCODA_ATTNIO_H
+#include <hdf5.h>
+#include <stdint.h>
+
+typedef struct {
+    int S, L, H, T;          /* sequences, layers, heads, tokens per sequence */
+    int causal;              /* 1: row t has keys 0..t; 0: every valid key */
+    int sink;                /* sink key index k (METHODS §1) */
+    int logprob;             /* 1: natural-log probabilities; 0: probabilities (imported) */
+    char model[256];         /* model identity (path, hub name or "synth") */
+    char family[64];         /* gpt2, gpt_neox, llama, qwen2, bert, synth, ... */
+    char text[256];          /* input text or sampling description */
+    long long seed;          /* seed used to choose/sample the inputs (-1 if none) */
+} attn_meta;
+
+typedef struct attn_reader attn_reader;
+attn_reader *attn_open(const char *path);
+const attn_meta *attn_meta_get(const attn_reader *r);
+const char *attn_provenance(const attn_reader *r);  /* JSON string of the file's provenance */
+const char *attn_checksum(const attn_reader *r);    /* SHA-256 hex of the file's bytes */
+const char *attn_path(const attn_reader *r);
+hid_t attn_reader_file(const attn_reader *r);       /* for extra datasets (h5io helpers) */
+/* One (s, l) block: buf[h*T*T + t*T + j]. Values are validated on read: NaN, +Inf, negative
+ * probabilities and rows not summing to 1 (or log rows whose logsumexp is not 0) beyond 1e-4
+ * are fatal. Entries outside a row's keys are not read. */
+void attn_read_block(attn_reader *r, int s, int l, float *buf);
+void attn_read_tokens(attn_reader *r, int32_t *tokens);   /* S*T; zeros when absent */
+/* key/query validity (bidirectional padding), S*T; all ones when absent */
+void attn_read_valid(attn_reader *r, uint8_t *valid);
+int attn_has_valid(const attn_reader *r);
+void attn_close(attn_reader *r);
+
+/* Number of keys of row t in sequence s: t+1 (causal) or the count of valid keys. */
+int attn_row_parts(const attn_meta *m, const uint8_t *valid_s, int t);
+/* Key j belongs to row t. */
+static inline int attn_key_in_row(const attn_meta *m, const uint8_t *valid_s, int t, int j) {
+    return m->causal ? (j <= t) : (valid_s ? valid_s[j] != 0 : 1);
+}
+
+typedef struct attn_writer attn_writer;
+/* provenance: JSON (prov_json); the writer stores it as the file's "provenance" attribute. */
+attn_writer *attn_create(const char *path, const attn_meta *m, const char *provenance);
+void attn_write_block(attn_writer *w, int s, int l, const float *buf);
+void attn_write_tokens(attn_writer *w, const int32_t *tokens);  /* S*T */
+void attn_write_valid(attn_writer *w, const uint8_t *valid);    /* S*T, optional */
+hid_t attn_writer_file(const attn_writer *w);  /* to add datasets before attn_finish */
+void attn_finish(attn_writer *w);              /* close; rename into place or image to stdout */
+#endif

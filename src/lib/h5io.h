@@ -1,0 +1,37 @@
+/* h5io: small HDF5 helpers shared by every reader and writer: open a path or a stdin image,
+ * create a file that becomes a path (temporary name + rename) or a stdout image, and typed,
+ * shape-checked dataset/attribute access that dies with one clear line on bad data. */
+#ifndef ATTNCODA_H5IO_H
+#define ATTNCODA_H5IO_H
+#include <hdf5.h>
+#include <stddef.h>
+
+void h5io_quiet(void);                         /* silence HDF5's own error stack printing */
+/* Open for reading; "-" reads stdin into a file image. Not HDF5 / empty / truncated: exit 1. */
+hid_t h5io_open(const char *path, char sha256_hex[65]);
+/* Create for writing: a temporary file beside path, or an in-memory image for "-". */
+hid_t h5io_create(const char *path);
+/* Flush and close; rename into place, or write the image to stdout. */
+void h5io_finish(hid_t f, const char *path);
+
+int h5io_exists(hid_t f, const char *name);
+/* Rank and dims of a dataset; missing dataset is fatal (names file and dataset). */
+int h5io_dims(hid_t f, const char *file, const char *name, hsize_t *dims, int maxrank);
+/* Whole dataset as double / int32 / float with the given expected rank; checks shape when
+ * want != NULL (0 entries mean "any"). Returns malloc'd data. */
+double *h5io_read_f64(hid_t f, const char *file, const char *name, int rank, const hsize_t *want, hsize_t *dims);
+int    *h5io_read_i32(hid_t f, const char *file, const char *name, int rank, const hsize_t *want, hsize_t *dims);
+float  *h5io_read_f32(hid_t f, const char *file, const char *name, int rank, const hsize_t *want, hsize_t *dims);
+void h5io_write_f64(hid_t f, const char *name, int rank, const hsize_t *dims, const double *data);
+void h5io_write_i32(hid_t f, const char *name, int rank, const hsize_t *dims, const int *data);
+void h5io_write_f32(hid_t f, const char *name, int rank, const hsize_t *dims, const float *data);
+/* Attributes on an object (use "/" for the root). */
+void h5io_attr_str(hid_t f, const char *obj, const char *key, const char *val);
+void h5io_attr_int(hid_t f, const char *obj, const char *key, long long val);
+void h5io_attr_dbl(hid_t f, const char *obj, const char *key, double val);
+char *h5io_get_attr_str(hid_t f, const char *obj, const char *key);      /* NULL if absent */
+int h5io_get_attr_int(hid_t f, const char *obj, const char *key, long long *val);  /* 0 if present */
+int h5io_get_attr_dbl(hid_t f, const char *obj, const char *key, double *val);
+/* Copy an object (dataset/group) between files (clr passes its input through). */
+void h5io_copy(hid_t src, const char *name, hid_t dst);
+#endif

@@ -1,0 +1,46 @@
+/* tok: text → token ids for every supported tokenizer behind one interface. Implementations:
+ * byte-level BPE (tokenizer.json, or vocab.json + merges.txt; GPT-2, GPT-NeoX/Pythia, Qwen2,
+ * Llama-3 tiktoken .model, and attncoda's own byte tokenizer), WordPiece (BERT), SentencePiece
+ * BPE (GGUF vocabularies, llama2.c tok*.bin). */
+#ifndef ATTNCODA_TOK_H
+#define ATTNCODA_TOK_H
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct tok tok;
+/* Load from a path: a model directory (tokenizer.json, or vocab.json+merges.txt, or vocab.txt,
+ * or a tiktoken tokenizer.model), a tokenizer.json file, or a llama2.c tok*.bin.
+ * family (gpt2, gpt_neox, llama, qwen2, bert, ...) selects pre-tokenizer and specials when the
+ * files leave them open; may be NULL. Returns NULL and fills err on failure. */
+tok *tok_load(const char *path, const char *family, char *err, size_t errlen);
+/* Encode UTF-8 text without special tokens. Returns count; *ids is malloc'd. */
+int tok_encode(const tok *t, const char *text, size_t len, int32_t **ids);
+/* Decode one id to its bytes (for sampling output); returns length written (≤ cap). */
+int tok_decode_piece(const tok *t, int32_t prev, int32_t id, char *buf, int cap);
+int tok_vocab_size(const tok *t);
+int tok_bos(const tok *t);    /* -1 when none */
+int tok_eos(const tok *t);
+int tok_cls(const tok *t);    /* BERT [CLS] / [SEP] / [PAD]; -1 elsewhere */
+int tok_sep(const tok *t);
+int tok_pad(const tok *t);
+int tok_id(const tok *t, const char *token);  /* id of an exact token string, -1 if none */
+void tok_free(tok *t);
+
+/* SentencePiece-style BPE loaders (tok_spm.c); tok_load dispatches to them for *.bin / *.gguf. */
+tok *tok_load_llama2c(const char *path, char *err, size_t errlen);
+tok *tok_load_gguf(const char *path, char *err, size_t errlen);
+
+/* Registration of the implementations (each in its own file): every tok_* call dispatches
+ * through this table. */
+typedef struct {
+    int (*encode)(const tok *t, const char *text, size_t len, int32_t **ids);
+    int (*decode_piece)(const tok *t, int32_t prev, int32_t id, char *buf, int cap);
+    int (*id_of)(const tok *t, const char *token);
+    void (*free)(tok *t);
+} tok_ops;
+struct tok {
+    const tok_ops *ops;
+    int vocab, bos, eos, cls, sep, pad;
+    void *impl;
+};
+#endif
