@@ -42,6 +42,18 @@ static inline int attn_key_in_row(const attn_meta *m, const uint8_t *valid_s, in
     return m->causal ? (j <= t) : (valid_s ? valid_s[j] != 0 : 1);
 }
 
+/* Whether row t enters per-head means and distances (METHODS §1): the query is valid, the row
+ * has at least 3 parts and holds the sink, causal rows have t ≥ min_query, and the sink's own
+ * query is dropped when exclude_sink_query is set. */
+int attn_row_kept(const attn_meta *m, const uint8_t *valid_s, int t, int sink, int min_query,
+                  int exclude_sink_query);
+/* Gather row t of one head (row = block + (h*T + t)*T) into a contiguous, closed, double log
+ * row of D parts (returned). *sink_pos is the sink's index among the gathered parts (-1 if the
+ * row lacks it). Probability files are zero-replaced with zero_delta first; *zeros (may be
+ * NULL) is increased by the number of replaced parts. */
+int attn_gather_row(const attn_meta *m, const uint8_t *valid_s, const float *row, int t, int sink,
+                    double zero_delta, double *out, int *sink_pos, long long *zeros);
+
 typedef struct attn_writer attn_writer;
 /* provenance: JSON (prov_json); the writer stores it as the file's "provenance" attribute. */
 attn_writer *attn_create(const char *path, const attn_meta *m, const char *provenance);

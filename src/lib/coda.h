@@ -7,6 +7,8 @@
 #define ATTNCODA_CODA_H
 #include <stddef.h>
 
+/* Close a log row in place (subtract its logsumexp); returns the logsumexp removed. */
+double coda_close_log(double *logp, int D);
 /* Neumaier-compensated sum of n doubles. */
 double coda_sum(const double *x, int n);
 /* ln Σ exp(x_i), stable. */

@@ -38,7 +38,7 @@ typedef struct {
     const float *bq, *bk, *bv;      /* NULL when absent */
     const float *wo, *bo;           /* [d, n_head*head_dim] */
     const float *w_up, *b_up;       /* [d_ff, d] (GPT-2 c_fc, NeoX dense_h_to_4h, llama up) */
-    const float *w_gate;            /* [d_ff, d] gated MLPs only */
+    const float *w_gate, *b_gate;   /* [d_ff, d] gated MLPs only (b_gate: llama mlp_bias) */
     const float *w_down, *b_down;   /* [d, d_ff] */
 } model_layer;
 
@@ -59,6 +59,8 @@ typedef struct model {
     char sha256[65];                /* checksum of the main weights file */
     void *owner;                    /* loader's private state (mmap, converted buffers) */
     void (*release)(struct model *);
+    char **files;                   /* every file the loader read (config, shards); may be NULL */
+    int n_files;
 } model;
 
 /* Run one sequence of T tokens. valid (may be NULL) marks real tokens for BERT padding.
@@ -68,6 +70,14 @@ typedef struct model {
  * logits (may be NULL; not for BERT) receives [T][vocab]. Returns 0, or -1 when T > max_pos. */
 int model_forward(const model *m, const int32_t *ids, const uint8_t *valid, int T,
                   const uint8_t *head_keep, float *attn_logp, float *logits);
+/* Threads for OpenMP (across heads) and OpenBLAS (projections); n <= 0 keeps the defaults. */
+void model_set_threads(int n);
+
+/* RoPE frequencies (hf-checkpoints.md §2.2, §2.4), in float32 as Hugging Face computes them:
+ * inv[i] = 1/theta^(2i/dim), i < dim/2; llama3 then rescales the low and medium bands. */
+void model_rope_default(float *inv, int dim, double theta);
+void model_rope_llama3(float *inv, int dim, double factor, double low_freq_factor,
+                       double high_freq_factor, double original_max_pos);
 void model_free(model *m);
 
 /* Loaders. model_load dispatches on the path: a directory (Hugging Face config.json +

@@ -1,0 +1,202 @@
+/* decompose: the sink/content split of every attention row (METHODS §2) — sink mass, sink
+ * balance, content dispersion, H(p), H_b(s), H(π) — per row, and per head as the mean over the
+ * kept rows (METHODS §1). */
+#include "attnio.h"
+#include "cli.h"
+#include "coda.h"
+#include "h5io.h"
+
+#include <getopt.h>
+#include <omp.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { Q_SINK, Q_BAL, Q_DISP, Q_H, Q_HB, Q_HC, Q_HCW, NQ };
+static const char *QNAME[NQ] = {"sink_mass", "sink_balance", "content_dispersion", "entropy",
+                                "entropy_sink", "entropy_content", "entropy_content_weighted"};
+
+typedef struct {
+    int sink, min_query, excl, threads;
+    double zero_delta;
+    const char *in, *out, *tsv;
+} dec_opts;
+
+static void usage(void) {
+    printf("Usage: %s [options] INPUT|- OUTPUT|-\n"
+           "Per-row and per-head sink/content decomposition of an attention file (METHODS §2).\n"
+           "Per row, float64 [S,L,H,T] (NaN where the row lacks the sink or has < 2 parts):\n"
+           "  row/sink_mass row/sink_balance row/content_dispersion row/entropy row/entropy_sink\n"
+           "  row/entropy_content row/entropy_content_weighted   (H = H_b(s) + (1-s)H(pi))\n"
+           "Per head, float64 [L,H]: head/<same names> = mean over kept rows; head/rows.\n\n"
+           "      --sink K              sink key index (default: the file's 'sink' attribute)\n"
+           "      --min-query Q         causal rows t < Q are not kept (2)\n"
+           "      --exclude-sink-query  do not keep the sink's own query row\n"
+           "      --zero-delta X        zero replacement for probability input (1e-9)\n"
+           "      --tsv FILE            also write the per-head table (TSV, '-' = stdout)\n"
+           "      --threads N           OpenMP threads (default: all cores)\n"
+           "  -h, --help, -V, --version\n\n"
+           "Memory: one (sequence, layer) block (4*H*T*T bytes) plus 56*S*L*H*T bytes of per-row\n"
+           "results, and the input/output images when reading stdin / writing stdout.\n", cli_prog());
+}
+
+static void parse_args(int argc, char **argv, dec_opts *o) {
+    enum { O_SINK = 256, O_MINQ, O_EXCL, O_ZD, O_TSV, O_THR };
+    static const struct option lo[] = {
+        {"sink", 1, 0, O_SINK}, {"min-query", 1, 0, O_MINQ}, {"exclude-sink-query", 0, 0, O_EXCL},
+        {"zero-delta", 1, 0, O_ZD}, {"tsv", 1, 0, O_TSV}, {"threads", 1, 0, O_THR},
+        {"help", 0, 0, 'h'}, {"version", 0, 0, 'V'}, {0, 0, 0, 0}};
+    *o = (dec_opts){.sink = -1, .min_query = 2, .zero_delta = 1e-9};
+    int c;
+    while ((c = getopt_long(argc, argv, "hV", lo, NULL)) != -1) {
+        switch (c) {
+        case O_SINK: o->sink = cli_parse_long("sink", optarg, 0, 1 << 20); break;
+        case O_MINQ: o->min_query = cli_parse_long("min-query", optarg, 0, 1 << 20); break;
+        case O_EXCL: o->excl = 1; break;
+        case O_ZD: o->zero_delta = cli_parse_double("zero-delta", optarg, 1e-300, 1e-2); break;
+        case O_TSV: o->tsv = optarg; break;
+        case O_THR: o->threads = cli_parse_long("threads", optarg, 1, 1024); break;
+        case 'h': usage(); exit(0);
+        case 'V': cli_print_version(); exit(0);
+        default: die_usage("unknown or incomplete option (see --help)");
+        }
+    }
+    if (optind != argc - 2) die_usage("expected INPUT and OUTPUT (see --help)");
+    o->in = argv[optind];
+    o->out = argv[optind + 1];
+    if (o->tsv && cli_is_stdio(o->tsv) && cli_is_stdio(o->out))
+        die_usage("OUTPUT and --tsv cannot both be stdout");
+}
+
+/* All rows of one (s, l) block; q[Q][h*T + t]. Rows are independent, so heads run in parallel. */
+static void block_stats(const attn_meta *m, const uint8_t *vs, const float *buf, int sink,
+                        double zd, double *q[NQ], long long *zeros) {
+    int H = m->H, T = m->T;
+    long long z = 0;
+    #pragma omp parallel for schedule(static) reduction(+ : z)
+    for (int h = 0; h < H; h++) {
+        double lr[T];
+        for (int t = 0; t < T; t++) {
+            size_t i = (size_t)h * T + t;
+            for (int k = 0; k < NQ; k++) q[k][i] = NAN;
+            if (vs && !vs[t]) continue;
+            int spos, D = attn_gather_row(m, vs, buf + i * T, t, sink, zd, lr, &spos, &z);
+            if (spos < 0 || D < 2) continue;
+            coda_row st;
+            coda_row_stats(lr, D, spos, &st);
+            q[Q_SINK][i] = st.s; q[Q_BAL][i] = st.b; q[Q_DISP][i] = st.cperp;
+            q[Q_H][i] = st.H; q[Q_HB][i] = st.Hb; q[Q_HC][i] = st.Hc;
+            q[Q_HCW][i] = (1 - st.s) * st.Hc;
+        }
+    }
+    *zeros += z;
+}
+
+static char *provenance(const dec_opts *o, attn_reader *r, int sink) {
+    prov *p = prov_new();
+    prov_input(p, o->in, attn_checksum(r));
+    prov_upstream(p, attn_provenance(r));
+    prov_opt_int(p, "sink", sink);
+    prov_opt_int(p, "min_query", o->min_query);
+    prov_opt_int(p, "exclude_sink_query", o->excl);
+    prov_opt_dbl(p, "zero_delta", o->zero_delta);
+    prov_opt_str(p, "aggregate", "mean");
+    char *js = prov_json(p);
+    prov_free(p);
+    return js;
+}
+
+static void write_tsv(const dec_opts *o, const attn_meta *m, const char *pj, double *head[NQ],
+                      const long long *rows) {
+    strbuf sb = {0};
+    sb_printf(&sb, "# provenance\t%s\n# model\t%s\n", pj, m->model);
+    sb_printf(&sb, "layer\thead\trows");
+    for (int k = 0; k < NQ; k++) sb_printf(&sb, "\t%s", QNAME[k]);
+    sb_printf(&sb, "\n");
+    for (int i = 0; i < m->L * m->H; i++) {
+        sb_printf(&sb, "%d\t%d\t%lld", i / m->H, i % m->H, rows[i]);
+        for (int k = 0; k < NQ; k++) sb_printf(&sb, "\t%.10g", head[k][i]);
+        sb_printf(&sb, "\n");
+    }
+    cli_write_bytes(o->tsv, sb.s, sb.len);
+    sb_free(&sb);
+}
+
+int main(int argc, char **argv) {
+    cli_init(argv[0]);
+    dec_opts o;
+    parse_args(argc, argv, &o);
+    if (o.threads) omp_set_num_threads(o.threads);
+    attn_reader *r = attn_open(o.in);
+    const attn_meta *m = attn_meta_get(r);
+    int sink = o.sink >= 0 ? o.sink : m->sink;
+    if (sink >= m->T) die_usage("--sink %d is not below T = %d", sink, m->T);
+    int S = m->S, L = m->L, H = m->H, T = m->T, N = L * H;
+    char *pj = provenance(&o, r, sink);
+
+    hid_t f = h5io_create(o.out);
+    hsize_t d4[4] = {S, L, H, T}, c4[4] = {1, 1, H, T};
+    hid_t ds[NQ];
+    double *q[NQ], *sum[NQ];
+    char name[64];
+    for (int k = 0; k < NQ; k++) {
+        snprintf(name, sizeof name, "row/%s", QNAME[k]);
+        ds[k] = h5io_chunked_f64(f, name, 4, d4, c4);
+        q[k] = xmalloc((size_t)H * T * sizeof(double));
+        sum[k] = xcalloc(N, sizeof(double));
+    }
+    long long *rows = xcalloc(N, sizeof *rows), zeros = 0;
+    float *buf = xmalloc((size_t)H * T * T * sizeof *buf);
+    uint8_t *valid = xmalloc((size_t)S * T);
+    attn_read_valid(r, valid);
+    progress pg;
+    progress_begin(&pg, "decompose", (double)S * L);
+    for (int s = 0; s < S; s++) {
+        const uint8_t *vs = attn_has_valid(r) ? valid + (size_t)s * T : NULL;
+        for (int l = 0; l < L; l++) {
+            attn_read_block(r, s, l, buf);
+            block_stats(m, vs, buf, sink, o.zero_delta, q, &zeros);
+            hsize_t st[4] = {s, l, 0, 0};
+            for (int k = 0; k < NQ; k++) h5io_write_slab_f64(ds[k], 4, st, c4, q[k]);
+            for (int t = 0; t < T; t++) {
+                if (!attn_row_kept(m, vs, t, sink, o.min_query, o.excl)) continue;
+                for (int h = 0; h < H; h++) {
+                    for (int k = 0; k < NQ; k++) sum[k][l * H + h] += q[k][(size_t)h * T + t];
+                    rows[l * H + h]++;
+                }
+            }
+            progress_update(&pg, (double)s * L + l + 1);
+        }
+    }
+    progress_end(&pg);
+    hsize_t d2[2] = {L, H};
+    for (int k = 0; k < NQ; k++) {
+        H5Dclose(ds[k]);
+        for (int i = 0; i < N; i++) sum[k][i] = rows[i] ? sum[k][i] / rows[i] : NAN;
+        snprintf(name, sizeof name, "head/%s", QNAME[k]);
+        h5io_write_f64(f, name, 2, d2, sum[k]);
+    }
+    int *rows_i = xmalloc(N * sizeof *rows_i);
+    for (int i = 0; i < N; i++) rows_i[i] = (int)rows[i];
+    h5io_write_i32(f, "head/rows", 2, d2, rows_i);
+    h5io_attr_str(f, "/", "format", "attncoda-decompose");
+    h5io_attr_int(f, "/", "format_version", 1);
+    h5io_attr_int(f, "/", "sequences", S);
+    h5io_attr_int(f, "/", "layers", L);
+    h5io_attr_int(f, "/", "heads", H);
+    h5io_attr_int(f, "/", "tokens", T);
+    h5io_attr_int(f, "/", "causal", m->causal);
+    h5io_attr_int(f, "/", "sink", sink);
+    h5io_attr_int(f, "/", "min_query", o.min_query);
+    h5io_attr_int(f, "/", "exclude_sink_query", o.excl);
+    h5io_attr_dbl(f, "/", "zero_delta", o.zero_delta);
+    h5io_attr_int(f, "/", "zero_replaced", zeros);
+    h5io_attr_str(f, "/", "model", m->model);
+    h5io_attr_str(f, "/", "provenance", pj);
+    if (o.tsv) write_tsv(&o, m, pj, sum, rows);
+    h5io_finish(f, o.out);
+    attn_close(r);
+    for (int k = 0; k < NQ; k++) { free(q[k]); free(sum[k]); }
+    free(rows); free(rows_i); free(buf); free(valid); free(pj);
+    return 0;
+}

@@ -1,0 +1,299 @@
+/* The attention file (docs/FORMAT.md): reading validates every kept row as it streams. */
+#include "attnio.h"
+
+#include "cli.h"
+#include "coda.h"
+#include "h5io.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ROW_TOL 1e-4   /* |Σp − 1| or |logsumexp| allowed before a row is rejected */
+
+struct attn_reader {
+    hid_t f, dset;
+    attn_meta m;
+    char *path, *prov, sha[65];
+    uint8_t *valid;   /* S*T, NULL when the file has none */
+};
+
+static long long need_int(hid_t f, const char *path, const char *key, long long lo, long long hi) {
+    long long v;
+    if (h5io_get_attr_int(f, "/", key, &v) != 0) die_data(path, "missing integer attribute '%s'", key);
+    if (v < lo || v > hi) die_data(path, "attribute '%s' = %lld is out of range [%lld, %lld]", key, v, lo, hi);
+    return v;
+}
+
+static void copy_attr_str(hid_t f, const char *key, char *dst, size_t cap) {
+    char *s = h5io_get_attr_str(f, "/", key);
+    snprintf(dst, cap, "%s", s ? s : "");
+    free(s);
+}
+
+static void read_meta(attn_reader *r) {
+    hid_t f = r->f;
+    const char *p = r->path;
+    char *fmt = h5io_get_attr_str(f, "/", "format");
+    if (!fmt || strcmp(fmt, "attncoda-attention") != 0)
+        die_data(p, "not an attncoda attention file (attribute 'format' is %s)", fmt ? fmt : "missing");
+    free(fmt);
+    need_int(f, p, "format_version", 1, 1);
+    attn_meta *m = &r->m;
+    m->S = (int)need_int(f, p, "sequences", 1, 1 << 30);
+    m->L = (int)need_int(f, p, "layers", 1, 4096);
+    m->H = (int)need_int(f, p, "heads", 1, 4096);
+    m->T = (int)need_int(f, p, "tokens", 1, 1 << 20);
+    m->causal = (int)need_int(f, p, "causal", 0, 1);
+    m->sink = (int)need_int(f, p, "sink", 0, m->T - 1);
+    char *vals = h5io_get_attr_str(f, "/", "values");
+    if (!vals || (strcmp(vals, "logprob") && strcmp(vals, "prob")))
+        die_data(p, "attribute 'values' must be \"logprob\" or \"prob\" (is %s)", vals ? vals : "missing");
+    m->logprob = strcmp(vals, "logprob") == 0;
+    free(vals);
+    copy_attr_str(f, "model", m->model, sizeof m->model);
+    copy_attr_str(f, "family", m->family, sizeof m->family);
+    copy_attr_str(f, "text", m->text, sizeof m->text);
+    if (h5io_get_attr_int(f, "/", "seed", &m->seed) != 0) m->seed = -1;
+}
+
+static void check_shapes(attn_reader *r) {
+    const attn_meta *m = &r->m;
+    hsize_t d[8];
+    int rank = h5io_dims(r->f, r->path, "attention", d, 8);
+    if (rank != 5) die_data(r->path, "dataset 'attention' has rank %d, expected 5 [S,L,H,T,T]", rank);
+    hsize_t want[5] = {m->S, m->L, m->H, m->T, m->T};
+    for (int i = 0; i < 5; i++)
+        if (d[i] != want[i])
+            die_data(r->path, "dataset 'attention' shape [%llu,%llu,%llu,%llu,%llu] disagrees with attributes [%d,%d,%d,%d,%d]",
+                     (unsigned long long)d[0], (unsigned long long)d[1], (unsigned long long)d[2],
+                     (unsigned long long)d[3], (unsigned long long)d[4], m->S, m->L, m->H, m->T, m->T);
+    if (h5io_exists(r->f, "valid")) {
+        hsize_t w[2] = {m->S, m->T};
+        int *v = h5io_read_i32(r->f, r->path, "valid", 2, w, NULL);
+        r->valid = xmalloc((size_t)m->S * m->T);
+        for (size_t i = 0; i < (size_t)m->S * m->T; i++) r->valid[i] = v[i] != 0;
+        free(v);
+    }
+}
+
+attn_reader *attn_open(const char *path) {
+    attn_reader *r = xcalloc(1, sizeof *r);
+    r->path = xstrdup(path);
+    r->f = h5io_open(path, r->sha);
+    read_meta(r);
+    check_shapes(r);
+    r->prov = h5io_get_attr_str(r->f, "/", "provenance");
+    if (!r->prov) r->prov = xstrdup("{}");
+    r->dset = H5Dopen2(r->f, "attention", H5P_DEFAULT);
+    if (r->dset < 0) die_data(path, "cannot open dataset 'attention'");
+    hid_t t = H5Dget_type(r->dset);
+    int is_float = H5Tget_class(t) == H5T_FLOAT;
+    H5Tclose(t);
+    if (!is_float) die_data(path, "dataset 'attention' is not floating point");
+    return r;
+}
+
+const attn_meta *attn_meta_get(const attn_reader *r) { return &r->m; }
+const char *attn_provenance(const attn_reader *r) { return r->prov; }
+const char *attn_checksum(const attn_reader *r) { return r->sha; }
+const char *attn_path(const attn_reader *r) { return r->path; }
+hid_t attn_reader_file(const attn_reader *r) { return r->f; }
+int attn_has_valid(const attn_reader *r) { return r->valid != NULL; }
+
+int attn_row_parts(const attn_meta *m, const uint8_t *valid_s, int t) {
+    if (m->causal) return t + 1;
+    if (!valid_s) return m->T;
+    int n = 0;
+    for (int j = 0; j < m->T; j++) n += valid_s[j] != 0;
+    return n;
+}
+
+/* Returns a reason string when a row is not a closed composition, else NULL. */
+static const char *check_row(const float *row, const attn_meta *m, const uint8_t *vs, int t) {
+    double mx = -INFINITY, acc = 0;
+    for (int j = 0; j < m->T; j++) {
+        if (!attn_key_in_row(m, vs, t, j)) continue;
+        float v = row[j];
+        if (isnan(v)) return "NaN";
+        if (m->logprob) {
+            if (v == INFINITY || v > ROW_TOL) return "log-probability above 0 or +Inf";
+            if (v == -INFINITY) return "zero probability (-inf log) inside a row";
+            if (v > mx) mx = v;
+        } else {
+            if (isinf(v)) return "Inf";
+            if (v < 0) return "negative probability";
+            acc += v;
+        }
+    }
+    if (m->logprob) {
+        double s = 0;
+        for (int j = 0; j < m->T; j++)
+            if (attn_key_in_row(m, vs, t, j)) s += exp(row[j] - mx);
+        double lse = mx + log(s);
+        if (fabs(lse) > ROW_TOL) return "log row does not close (logsumexp differs from 0 by more than 1e-4)";
+    } else if (fabs(acc - 1) > ROW_TOL) {
+        return "row does not sum to 1 (beyond 1e-4)";
+    }
+    return NULL;
+}
+
+void attn_read_block(attn_reader *r, int s, int l, float *buf) {
+    const attn_meta *m = &r->m;
+    hsize_t start[5] = {s, l, 0, 0, 0}, count[5] = {1, 1, m->H, m->T, m->T};
+    hid_t fs = H5Dget_space(r->dset);
+    H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL);
+    hid_t ms = H5Screate_simple(5, count, NULL);
+    herr_t e = H5Dread(r->dset, H5T_NATIVE_FLOAT, ms, fs, H5P_DEFAULT, buf);
+    H5Sclose(ms);
+    H5Sclose(fs);
+    if (e < 0) die_data(r->path, "cannot read attention block (sequence %d, layer %d): truncated or corrupt", s, l);
+    const uint8_t *vs = r->valid ? r->valid + (size_t)s * m->T : NULL;
+    int bad_h = -1, bad_t = -1;
+    const char *why = NULL;
+    #pragma omp parallel for schedule(static) if (m->H * m->T > 256)
+    for (int h = 0; h < m->H; h++) {
+        for (int t = 0; t < m->T; t++) {
+            if (vs && !vs[t]) continue;
+            const char *w = check_row(buf + ((size_t)h * m->T + t) * m->T, m, vs, t);
+            if (w) {
+                #pragma omp critical
+                if (!why || h < bad_h) { why = w; bad_h = h; bad_t = t; }
+                break;
+            }
+        }
+    }
+    if (why) die_data(r->path, "%s in row (sequence %d, layer %d, head %d, query %d)", why, s, l, bad_h, bad_t);
+}
+
+void attn_read_tokens(attn_reader *r, int32_t *tokens) {
+    size_t n = (size_t)r->m.S * r->m.T;
+    if (!h5io_exists(r->f, "tokens")) { memset(tokens, 0, n * sizeof *tokens); return; }
+    hsize_t w[2] = {r->m.S, r->m.T};
+    int *v = h5io_read_i32(r->f, r->path, "tokens", 2, w, NULL);
+    for (size_t i = 0; i < n; i++) tokens[i] = v[i];
+    free(v);
+}
+
+void attn_read_valid(attn_reader *r, uint8_t *valid) {
+    size_t n = (size_t)r->m.S * r->m.T;
+    if (r->valid) memcpy(valid, r->valid, n);
+    else memset(valid, 1, n);
+}
+
+void attn_close(attn_reader *r) {
+    if (!r) return;
+    H5Dclose(r->dset);
+    H5Fclose(r->f);
+    free(r->valid);
+    free(r->prov);
+    free(r->path);
+    free(r);
+}
+
+struct attn_writer {
+    hid_t f, dset;
+    attn_meta m;
+    char *path;
+    int tokens_written;
+};
+
+static void write_meta(hid_t f, const attn_meta *m, const char *prov) {
+    h5io_attr_str(f, "/", "format", "attncoda-attention");
+    h5io_attr_int(f, "/", "format_version", 1);
+    h5io_attr_int(f, "/", "sequences", m->S);
+    h5io_attr_int(f, "/", "layers", m->L);
+    h5io_attr_int(f, "/", "heads", m->H);
+    h5io_attr_int(f, "/", "tokens", m->T);
+    h5io_attr_int(f, "/", "causal", m->causal);
+    h5io_attr_int(f, "/", "sink", m->sink);
+    h5io_attr_str(f, "/", "values", m->logprob ? "logprob" : "prob");
+    h5io_attr_str(f, "/", "model", m->model);
+    h5io_attr_str(f, "/", "family", m->family);
+    h5io_attr_str(f, "/", "text", m->text);
+    h5io_attr_int(f, "/", "seed", m->seed);
+    h5io_attr_str(f, "/", "provenance", prov ? prov : "{}");
+}
+
+attn_writer *attn_create(const char *path, const attn_meta *m, const char *prov) {
+    attn_writer *w = xcalloc(1, sizeof *w);
+    w->path = xstrdup(path);
+    w->m = *m;
+    w->f = h5io_create(path);
+    write_meta(w->f, m, prov);
+    hsize_t dims[5] = {m->S, m->L, m->H, m->T, m->T}, chunk[5] = {1, 1, m->H, m->T, m->T};
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_obj_track_times(dcpl, 0);
+    H5Pset_chunk(dcpl, 5, chunk);
+    H5Pset_shuffle(dcpl);
+    H5Pset_deflate(dcpl, 1);
+    float fill = m->logprob ? -INFINITY : 0.0f;
+    H5Pset_fill_value(dcpl, H5T_NATIVE_FLOAT, &fill);
+    hid_t sp = H5Screate_simple(5, dims, NULL);
+    w->dset = H5Dcreate2(w->f, "attention", H5T_IEEE_F32LE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    H5Sclose(sp);
+    H5Pclose(dcpl);
+    if (w->dset < 0) die_data(path, "cannot create dataset 'attention'");
+    return w;
+}
+
+void attn_write_block(attn_writer *w, int s, int l, const float *buf) {
+    const attn_meta *m = &w->m;
+    hsize_t start[5] = {s, l, 0, 0, 0}, count[5] = {1, 1, m->H, m->T, m->T};
+    hid_t fs = H5Dget_space(w->dset);
+    H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL);
+    hid_t ms = H5Screate_simple(5, count, NULL);
+    herr_t e = H5Dwrite(w->dset, H5T_NATIVE_FLOAT, ms, fs, H5P_DEFAULT, buf);
+    H5Sclose(ms);
+    H5Sclose(fs);
+    if (e < 0) die_data(w->path, "cannot write attention block (sequence %d, layer %d)", s, l);
+}
+
+void attn_write_tokens(attn_writer *w, const int32_t *tokens) {
+    hsize_t d[2] = {w->m.S, w->m.T};
+    h5io_write_i32(w->f, "tokens", 2, d, (const int *)tokens);
+    w->tokens_written = 1;
+}
+
+void attn_write_valid(attn_writer *w, const uint8_t *valid) {
+    size_t n = (size_t)w->m.S * w->m.T;
+    int *v = xmalloc(n * sizeof *v);
+    for (size_t i = 0; i < n; i++) v[i] = valid[i];
+    hsize_t d[2] = {w->m.S, w->m.T};
+    h5io_write_i32(w->f, "valid", 2, d, v);
+    free(v);
+}
+
+hid_t attn_writer_file(const attn_writer *w) { return w->f; }
+
+void attn_finish(attn_writer *w) {
+    H5Dclose(w->dset);
+    h5io_finish(w->f, w->path);
+    free(w->path);
+    free(w);
+}
+
+int attn_row_kept(const attn_meta *m, const uint8_t *vs, int t, int sink, int min_query, int excl) {
+    if (vs && !vs[t]) return 0;
+    if (m->causal && (t < min_query || t < sink)) return 0;
+    if (!m->causal && vs && !vs[sink]) return 0;
+    if (excl && t == sink) return 0;
+    return attn_row_parts(m, vs, t) >= 3;
+}
+
+int attn_gather_row(const attn_meta *m, const uint8_t *vs, const float *row, int t, int sink,
+                    double zero_delta, double *out, int *sink_pos, long long *zeros) {
+    int D = 0;
+    *sink_pos = -1;
+    for (int j = 0; j < m->T; j++) {
+        if (!attn_key_in_row(m, vs, t, j)) continue;
+        if (j == sink) *sink_pos = D;
+        out[D++] = row[j];
+    }
+    if (!m->logprob) {
+        int z = coda_zero_replace_log(out, D, zero_delta);
+        if (zeros) *zeros += z;
+    }
+    coda_close_log(out, D);
+    return D;
+}

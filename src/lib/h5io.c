@@ -1,0 +1,301 @@
+/* HDF5 plumbing shared by all readers and writers. Files are created with object time tracking
+ * off and fixed library-version bounds so that identical content gives identical bytes. */
+#include "h5io.h"
+
+#include "cli.h"
+
+#include <H5LTpublic.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void h5io_quiet(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
+
+static const unsigned char HDF5_SIG[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+
+/* The superblock sits at 0, 512, 1024, 2048, … */
+static int image_is_hdf5(const unsigned char *buf, size_t len) {
+    for (size_t off = 0; off + 8 <= len; off = off ? off * 2 : 512)
+        if (memcmp(buf + off, HDF5_SIG, 8) == 0) return 1;
+    return 0;
+}
+
+static hid_t open_image(const char *path, char sha[65]) {
+    size_t len;
+    unsigned char *buf = cli_slurp(path, &len);
+    if (sha) cli_sha256_hex(buf, len, sha);
+    if (len == 0) die_data(path, "empty input, expected an HDF5 file");
+    if (!image_is_hdf5(buf, len)) die_data(path, "not an HDF5 file");
+    /* HDF5 keeps its own copy of the image */
+    hid_t f = H5LTopen_file_image(buf, len, 0);
+    if (f < 0) die_data(path, "truncated or corrupt HDF5 file");
+    return f;
+}
+
+hid_t h5io_open(const char *path, char sha[65]) {
+    h5io_quiet();
+    if (cli_is_stdio(path)) return open_image(path, sha);
+    struct stat st;
+    if (stat(path, &st) != 0) die_data(path, "cannot open: %s", strerror(errno));
+    if (S_ISDIR(st.st_mode)) die_data(path, "is a directory, expected an HDF5 file");
+    if (st.st_size == 0) die_data(path, "empty file, expected an HDF5 file");
+    if (H5Fis_hdf5(path) <= 0) die_data(path, "not an HDF5 file");
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) die_data(path, "truncated or corrupt HDF5 file");
+    if (sha && cli_sha256_file(path, sha) != 0) die_data(path, "cannot read for checksum");
+    return f;
+}
+
+/* Which created file belongs to which output path (stdout images have no file name). */
+#define MAX_CREATED 32
+static struct { hid_t f; char *image; } g_created[MAX_CREATED];
+
+static hid_t file_create_plist(void) {
+    hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
+    H5Pset_obj_track_times(fcpl, 0);
+    return fcpl;
+}
+
+/* Stdout outputs go through a private temporary file: HDF5 1.10's in-memory file images of
+ * files with v2 superblocks can carry stale superblock checksums. */
+static char *stdout_tmp_name(void) {
+    const char *dir = getenv("TMPDIR");
+    size_t n = strlen(dir && *dir ? dir : "/tmp") + 40;
+    char *name = xmalloc(n);
+    snprintf(name, n, "%s/attncoda-stdout-XXXXXX", dir && *dir ? dir : "/tmp");
+    int fd = mkstemp(name);
+    if (fd < 0) die_data("-", "cannot create a temporary file for stdout: %s", strerror(errno));
+    close(fd);
+    return name;
+}
+
+hid_t h5io_create(const char *path) {
+    h5io_quiet();
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    /* v18 object headers allow attributes over 64 KiB (long provenance chains) */
+    H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_V110);
+    hid_t fcpl = file_create_plist();
+    const char *tmp = cli_out_begin(path);
+    char *image = tmp ? NULL : stdout_tmp_name();
+    hid_t f = H5Fcreate(tmp ? tmp : image, H5F_ACC_TRUNC, fcpl, fapl);
+    H5Pclose(fapl);
+    H5Pclose(fcpl);
+    if (f < 0) die_data(path, "cannot create HDF5 output");
+    for (int i = 0; i < MAX_CREATED; i++)
+        if (g_created[i].f == 0) { g_created[i].f = f; g_created[i].image = image; break; }
+    return f;
+}
+
+void h5io_finish(hid_t f, const char *path) {
+    char *image = NULL;
+    for (int i = 0; i < MAX_CREATED; i++)
+        if (g_created[i].f == f) { image = g_created[i].image; g_created[i].f = 0; g_created[i].image = NULL; break; }
+    if (H5Fclose(f) < 0) die_data(path, "cannot close HDF5 output");
+    if (!image) { cli_out_commit(path); return; }
+    size_t n;
+    unsigned char *buf = cli_slurp(image, &n);
+    unlink(image);
+    free(image);
+    cli_write_bytes("-", buf, n);
+    free(buf);
+}
+
+int h5io_exists(hid_t f, const char *name) {
+    /* walk the path so that a missing intermediate group is not an error */
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", name);
+    for (char *p = buf + 1; ; p++) {
+        if (*p == '/' || *p == 0) {
+            char c = *p;
+            *p = 0;
+            if (H5Lexists(f, buf, H5P_DEFAULT) <= 0) return 0;
+            if (!c) return 1;
+            *p = c;
+        }
+    }
+}
+
+int h5io_dims(hid_t f, const char *file, const char *name, hsize_t *dims, int maxrank) {
+    if (!h5io_exists(f, name)) die_data(file, "missing dataset '%s'", name);
+    hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
+    if (d < 0) die_data(file, "cannot open dataset '%s'", name);
+    hid_t sp = H5Dget_space(d);
+    int rank = H5Sget_simple_extent_ndims(sp);
+    if (rank < 0 || rank > maxrank) die_data(file, "dataset '%s' has rank %d, expected at most %d", name, rank, maxrank);
+    H5Sget_simple_extent_dims(sp, dims, NULL);
+    H5Sclose(sp);
+    H5Dclose(d);
+    return rank;
+}
+
+static void *read_typed(hid_t f, const char *file, const char *name, int rank, const hsize_t *want,
+                        hsize_t *dims, hid_t memtype, size_t elsize) {
+    hsize_t got[16];
+    int r = h5io_dims(f, file, name, got, 16);
+    if (r != rank) die_data(file, "dataset '%s' has rank %d, expected %d", name, r, rank);
+    size_t n = 1;
+    for (int i = 0; i < r; i++) {
+        if (want && want[i] && got[i] != want[i])
+            die_data(file, "dataset '%s' dimension %d is %llu, expected %llu", name, i,
+                     (unsigned long long)got[i], (unsigned long long)want[i]);
+        n *= got[i];
+        if (dims) dims[i] = got[i];
+    }
+    void *buf = xmalloc(n * elsize);
+    hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
+    if (H5Dread(d, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0)
+        die_data(file, "cannot read dataset '%s' (truncated or wrong type)", name);
+    H5Dclose(d);
+    return buf;
+}
+
+double *h5io_read_f64(hid_t f, const char *file, const char *name, int rank, const hsize_t *want, hsize_t *dims) {
+    return read_typed(f, file, name, rank, want, dims, H5T_NATIVE_DOUBLE, sizeof(double));
+}
+int *h5io_read_i32(hid_t f, const char *file, const char *name, int rank, const hsize_t *want, hsize_t *dims) {
+    return read_typed(f, file, name, rank, want, dims, H5T_NATIVE_INT, sizeof(int));
+}
+float *h5io_read_f32(hid_t f, const char *file, const char *name, int rank, const hsize_t *want, hsize_t *dims) {
+    return read_typed(f, file, name, rank, want, dims, H5T_NATIVE_FLOAT, sizeof(float));
+}
+
+/* Create intermediate groups, then a contiguous (small) or chunked+deflated (large) dataset. */
+static void write_typed(hid_t f, const char *name, int rank, const hsize_t *dims, hid_t memtype,
+                        hid_t filetype, const void *data) {
+    hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+    H5Pset_create_intermediate_group(lcpl, 1);
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_obj_track_times(dcpl, 0);
+    hid_t sp = H5Screate_simple(rank, dims, NULL);
+    hid_t d = H5Dcreate2(f, name, filetype, sp, lcpl, dcpl, H5P_DEFAULT);
+    if (d < 0 || H5Dwrite(d, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
+        die_data("-", "cannot write dataset '%s'", name);
+    H5Dclose(d);
+    H5Sclose(sp);
+    H5Pclose(dcpl);
+    H5Pclose(lcpl);
+}
+
+void h5io_write_f64(hid_t f, const char *name, int rank, const hsize_t *dims, const double *data) {
+    write_typed(f, name, rank, dims, H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, data);
+}
+void h5io_write_i32(hid_t f, const char *name, int rank, const hsize_t *dims, const int *data) {
+    write_typed(f, name, rank, dims, H5T_NATIVE_INT, H5T_STD_I32LE, data);
+}
+void h5io_write_f32(hid_t f, const char *name, int rank, const hsize_t *dims, const float *data) {
+    write_typed(f, name, rank, dims, H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, data);
+}
+
+static void attr_write(hid_t f, const char *obj, const char *key, hid_t type, hid_t memtype, const void *val) {
+    if (H5Aexists_by_name(f, obj, key, H5P_DEFAULT) > 0) H5Adelete_by_name(f, obj, key, H5P_DEFAULT);
+    hid_t sp = H5Screate(H5S_SCALAR);
+    hid_t a = H5Acreate_by_name(f, obj, key, type, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (a < 0 || H5Awrite(a, memtype, val) < 0) die_data("-", "cannot write attribute '%s'", key);
+    H5Aclose(a);
+    H5Sclose(sp);
+}
+
+void h5io_attr_str(hid_t f, const char *obj, const char *key, const char *val) {
+    hid_t t = H5Tcopy(H5T_C_S1);
+    H5Tset_size(t, strlen(val) + 1);
+    H5Tset_strpad(t, H5T_STR_NULLTERM);
+    attr_write(f, obj, key, t, t, val);
+    H5Tclose(t);
+}
+void h5io_attr_int(hid_t f, const char *obj, const char *key, long long val) {
+    attr_write(f, obj, key, H5T_STD_I64LE, H5T_NATIVE_LLONG, &val);
+}
+void h5io_attr_dbl(hid_t f, const char *obj, const char *key, double val) {
+    attr_write(f, obj, key, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &val);
+}
+
+static hid_t attr_open(hid_t f, const char *obj, const char *key) {
+    if (H5Aexists_by_name(f, obj, key, H5P_DEFAULT) <= 0) return -1;
+    return H5Aopen_by_name(f, obj, key, H5P_DEFAULT, H5P_DEFAULT);
+}
+
+char *h5io_get_attr_str(hid_t f, const char *obj, const char *key) {
+    hid_t a = attr_open(f, obj, key);
+    if (a < 0) return NULL;
+    hid_t t = H5Aget_type(a);
+    char *out = NULL;
+    if (H5Tget_class(t) == H5T_STRING) {
+        if (H5Tis_variable_str(t) > 0) {
+            char *v = NULL;
+            hid_t mt = H5Tcopy(H5T_C_S1);
+            H5Tset_size(mt, H5T_VARIABLE);
+            if (H5Aread(a, mt, &v) >= 0 && v) { out = xstrdup(v); H5free_memory(v); }
+            H5Tclose(mt);
+        } else {
+            size_t n = H5Tget_size(t);
+            out = xcalloc(n + 1, 1);
+            hid_t mt = H5Tcopy(H5T_C_S1);
+            H5Tset_size(mt, n + 1);
+            H5Tset_strpad(mt, H5T_STR_NULLTERM);
+            if (H5Aread(a, mt, out) < 0) { free(out); out = NULL; }
+            H5Tclose(mt);
+        }
+    }
+    H5Tclose(t);
+    H5Aclose(a);
+    return out;
+}
+
+int h5io_get_attr_int(hid_t f, const char *obj, const char *key, long long *val) {
+    hid_t a = attr_open(f, obj, key);
+    if (a < 0) return -1;
+    hid_t t = H5Aget_type(a);
+    int ok = H5Tget_class(t) == H5T_INTEGER && H5Aread(a, H5T_NATIVE_LLONG, val) >= 0;
+    H5Tclose(t);
+    H5Aclose(a);
+    return ok ? 0 : -1;
+}
+
+int h5io_get_attr_dbl(hid_t f, const char *obj, const char *key, double *val) {
+    hid_t a = attr_open(f, obj, key);
+    if (a < 0) return -1;
+    hid_t t = H5Aget_type(a);
+    H5T_class_t c = H5Tget_class(t);
+    int ok = (c == H5T_FLOAT || c == H5T_INTEGER) && H5Aread(a, H5T_NATIVE_DOUBLE, val) >= 0;
+    H5Tclose(t);
+    H5Aclose(a);
+    return ok ? 0 : -1;
+}
+
+void h5io_copy(hid_t src, const char *name, hid_t dst) {
+    hid_t ocpy = H5Pcreate(H5P_OBJECT_COPY);
+    if (H5Ocopy(src, name, dst, name, ocpy, H5P_DEFAULT) < 0) die_data("-", "cannot copy '%s'", name);
+    H5Pclose(ocpy);
+}
+
+hid_t h5io_chunked_f64(hid_t f, const char *name, int rank, const hsize_t *dims, const hsize_t *chunk) {
+    hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+    H5Pset_create_intermediate_group(lcpl, 1);
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_obj_track_times(dcpl, 0);
+    H5Pset_chunk(dcpl, rank, chunk);
+    H5Pset_shuffle(dcpl);
+    H5Pset_deflate(dcpl, 1);
+    double nan = NAN;
+    H5Pset_fill_value(dcpl, H5T_NATIVE_DOUBLE, &nan);
+    hid_t sp = H5Screate_simple(rank, dims, NULL);
+    hid_t d = H5Dcreate2(f, name, H5T_IEEE_F64LE, sp, lcpl, dcpl, H5P_DEFAULT);
+    H5Sclose(sp);
+    H5Pclose(dcpl);
+    H5Pclose(lcpl);
+    if (d < 0) die_data("-", "cannot create dataset '%s'", name);
+    return d;
+}
+
+void h5io_write_slab_f64(hid_t d, int rank, const hsize_t *start, const hsize_t *count, const double *data) {
+    hid_t fs = H5Dget_space(d);
+    H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL);
+    hid_t ms = H5Screate_simple(rank, count, NULL);
+    herr_t e = H5Dwrite(d, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, data);
+    H5Sclose(ms);
+    H5Sclose(fs);
+    if (e < 0) die_data("-", "cannot write a slab of a float64 dataset");
+}
