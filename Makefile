@@ -64,9 +64,14 @@ $(BUILD)/tests/%.o: tests/unit/%.c | $(DEPS_OK)
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB_A)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-# Unit, golden and bad-input tests: every tests/unit/*.c binary and tests/t-*.sh script, TAP output.
-unit: build
+# Unit, golden and bad-input tests: every tests/unit/*.c binary and tests/t-*.sh script, TAP output;
+# the last script runs the quick profile's `make all` + `make check`. Last line: N passed, N failed.
+test: build
 	@BIN=$(BIN) BUILD=$(BUILD) PYTHON=$(PYTHON) tests/run
+
+# The same without the pipeline run (for sanitizer builds).
+unit: build
+	@SKIP_PIPELINE=1 BIN=$(BIN) BUILD=$(BUILD) PYTHON=$(PYTHON) tests/run
 
 sanitize:
 	$(MAKE) BUILD=build/san BIN=build/san/bin OPT='-O1 -g -fno-omit-frame-pointer' \

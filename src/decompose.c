@@ -17,7 +17,7 @@ static const char *QNAME[NQ] = {"sink_mass", "sink_balance", "content_dispersion
                                 "entropy_sink", "entropy_content", "entropy_content_weighted"};
 
 typedef struct {
-    int sink, min_query, excl, threads;
+    int sink, min_query, excl, threads, read_only;
     double zero_delta;
     const char *in, *out, *tsv;
 } dec_opts;
@@ -35,16 +35,18 @@ static void usage(void) {
            "      --zero-delta X        zero replacement for probability input (1e-9)\n"
            "      --tsv FILE            also write the per-head table (TSV, '-' = stdout)\n"
            "      --threads N           OpenMP threads (default: all cores)\n"
+           "      --read-only           only read the attention dataset and print the time taken\n"
+           "                            (the baseline of `make bench`); OUTPUT is not written\n"
            "  -h, --help, -V, --version\n\n"
            "Memory: one (sequence, layer) block (4*H*T*T bytes) plus 56*S*L*H*T bytes of per-row\n"
            "results, and the input/output images when reading stdin / writing stdout.\n", cli_prog());
 }
 
 static void parse_args(int argc, char **argv, dec_opts *o) {
-    enum { O_SINK = 256, O_MINQ, O_EXCL, O_ZD, O_TSV, O_THR };
+    enum { O_SINK = 256, O_MINQ, O_EXCL, O_ZD, O_TSV, O_THR, O_RO };
     static const struct option lo[] = {
         {"sink", 1, 0, O_SINK}, {"min-query", 1, 0, O_MINQ}, {"exclude-sink-query", 0, 0, O_EXCL},
-        {"zero-delta", 1, 0, O_ZD}, {"tsv", 1, 0, O_TSV}, {"threads", 1, 0, O_THR},
+        {"zero-delta", 1, 0, O_ZD}, {"tsv", 1, 0, O_TSV}, {"threads", 1, 0, O_THR}, {"read-only", 0, 0, O_RO},
         {"help", 0, 0, 'h'}, {"version", 0, 0, 'V'}, {0, 0, 0, 0}};
     *o = (dec_opts){.sink = -1, .min_query = 2, .zero_delta = 1e-9};
     int c;
@@ -55,6 +57,7 @@ static void parse_args(int argc, char **argv, dec_opts *o) {
         case O_EXCL: o->excl = 1; break;
         case O_ZD: o->zero_delta = cli_parse_double("zero-delta", optarg, 1e-300, 1e-2); break;
         case O_TSV: o->tsv = optarg; break;
+        case O_RO: o->read_only = 1; break;
         case O_THR: o->threads = cli_parse_long("threads", optarg, 1, 1024); break;
         case 'h': usage(); exit(0);
         case 'V': cli_print_version(); exit(0);
@@ -122,6 +125,18 @@ static void write_tsv(const dec_opts *o, const attn_meta *m, const char *pj, dou
     sb_free(&sb);
 }
 
+static int read_only(attn_reader *r) {
+    const attn_meta *m = attn_meta_get(r);
+    float *buf = xmalloc((size_t)m->H * m->T * m->T * sizeof *buf);
+    double t0 = cli_now();
+    for (int s = 0; s < m->S; s++)
+        for (int l = 0; l < m->L; l++) attn_read_block_raw(r, s, l, buf);
+    printf("read_seconds\t%.6f\n", cli_now() - t0);
+    free(buf);
+    attn_close(r);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     cli_init(argv[0]);
     dec_opts o;
@@ -132,6 +147,7 @@ int main(int argc, char **argv) {
     int sink = o.sink >= 0 ? o.sink : m->sink;
     if (sink >= m->T) die_usage("--sink %d is not below T = %d", sink, m->T);
     int S = m->S, L = m->L, H = m->H, T = m->T, N = L * H;
+    if (o.read_only) return read_only(r);
     char *pj = provenance(&o, r, sink);
 
     hid_t f = h5io_create(o.out);

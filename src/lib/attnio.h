@@ -29,6 +29,8 @@ hid_t attn_reader_file(const attn_reader *r);       /* for extra datasets (h5io 
  * probabilities and rows not summing to 1 (or log rows whose logsumexp is not 0) beyond 1e-4
  * are fatal. Entries outside a row's keys are not read. */
 void attn_read_block(attn_reader *r, int s, int l, float *buf);
+/* The same block without validation (benchmarks of the bare read). */
+void attn_read_block_raw(attn_reader *r, int s, int l, float *buf);
 void attn_read_tokens(attn_reader *r, int32_t *tokens);   /* S*T; zeros when absent */
 /* key/query validity (bidirectional padding), S*T; all ones when absent */
 void attn_read_valid(attn_reader *r, uint8_t *valid);
