@@ -8,6 +8,7 @@
 .SUFFIXES:
 SHELL := /bin/bash
 
+PROFILE  ?= full
 BUILD    ?= build
 BIN      ?= bin
 CC       ?= cc
@@ -81,7 +82,25 @@ clean:
 	rm -rf $(BUILD) $(BIN)/* results
 
 -include $(wildcard $(BUILD)/lib/*.d $(BUILD)/prog/*.d $(BUILD)/tests/*.d)
--include pipelines/*.mk
+include pipelines/corpus.mk pipelines/train.mk pipelines/models.mk pipelines/analysis.mk \
+        pipelines/collapse.mk pipelines/theory.mk pipelines/regime.mk pipelines/paper.mk
+
+# The reproduction: every table of results/$(PROFILE)/tables, then the paper's figures and text.
+TABLES := $(THEORY_TABLES) $(ANALYSIS_TABLES) $(COLLAPSE_TABLES) $(REGIME_TABLES)
+all: build $(TABLES) paper
+tables: $(TABLES)
+.PHONY: tables
+
+# Compare the fresh tables with the frozen ones (tolerances: configs/tolerances.tsv).
+check: $(BIN)/tabulate
+	$(BIN)/tabulate --check expected/$(PROFILE) $(R)/tables --tolerances configs/tolerances.tsv
+
+# Freeze the current tables as the expected numbers (commit them with the reason for the change).
+freeze: $(TABLES)
+	@mkdir -p expected/$(PROFILE)
+	rm -f expected/$(PROFILE)/*.tsv
+	cp $(TABLES) expected/$(PROFILE)/
+.PHONY: freeze
 
 # Speed figures: every tests/bench/*.sh prints its own; nothing is asserted.
 bench: build

@@ -83,7 +83,7 @@ static void block_stats(const attn_meta *m, const uint8_t *vs, const float *buf,
             size_t i = (size_t)h * T + t;
             for (int k = 0; k < NQ; k++) q[k][i] = NAN;
             if (vs && !vs[t]) continue;
-            int spos, D = attn_gather_row(m, vs, buf + i * T, t, sink, zd, lr, &spos, &z);
+            int spos, D = attn_gather_row_open(m, vs, buf + i * T, t, sink, zd, lr, &spos, &z);
             if (spos < 0 || D < 2) continue;
             coda_row st;
             coda_row_stats(lr, D, spos, &st);

@@ -289,6 +289,13 @@ int attn_row_kept(const attn_meta *m, const uint8_t *vs, int t, int sink, int mi
 
 int attn_gather_row(const attn_meta *m, const uint8_t *vs, const float *row, int t, int sink,
                     double zero_delta, double *out, int *sink_pos, long long *zeros) {
+    int D = attn_gather_row_open(m, vs, row, t, sink, zero_delta, out, sink_pos, zeros);
+    coda_close_log(out, D);
+    return D;
+}
+
+int attn_gather_row_open(const attn_meta *m, const uint8_t *vs, const float *row, int t, int sink,
+                         double zero_delta, double *out, int *sink_pos, long long *zeros) {
     int D = 0;
     *sink_pos = -1;
     for (int j = 0; j < m->T; j++) {
@@ -300,6 +307,5 @@ int attn_gather_row(const attn_meta *m, const uint8_t *vs, const float *row, int
         int z = coda_zero_replace_log(out, D, zero_delta);
         if (zeros) *zeros += z;
     }
-    coda_close_log(out, D);
     return D;
 }

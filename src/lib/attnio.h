@@ -56,6 +56,11 @@ int attn_row_kept(const attn_meta *m, const uint8_t *valid_s, int t, int sink, i
 int attn_gather_row(const attn_meta *m, const uint8_t *valid_s, const float *row, int t, int sink,
                     double zero_delta, double *out, int *sink_pos, long long *zeros);
 
+/* The same without closing the row (for closure-invariant computations such as
+ * coda_row_stats): saves one exp per part. */
+int attn_gather_row_open(const attn_meta *m, const uint8_t *valid_s, const float *row, int t,
+                         int sink, double zero_delta, double *out, int *sink_pos, long long *zeros);
+
 typedef struct attn_writer attn_writer;
 /* provenance: JSON (prov_json); the writer stores it as the file's "provenance" attribute. */
 attn_writer *attn_create(const char *path, const attn_meta *m, const char *provenance);

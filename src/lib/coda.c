@@ -75,7 +75,8 @@ void coda_clr_content(const double *logp, int D, int k, double *out) {
 
 /* One pass, one exp per part: with m = max content log and e_j = exp(ℓ_j − m),
  * ln(1−s) = m + ln Σe, H(π) = ln(1−s) − Σ e_j ℓ_j / Σe, H(p) = −s ℓ_k − e^m Σ e_j ℓ_j, and the
- * content dispersion from sums shifted by one content log (no cancellation at ℓ ≈ −700). */
+ * content dispersion from sums shifted by one content log (no cancellation at ℓ ≈ −700).
+ * The row need not be closed: its logsumexp is found from the same sums and removed. */
 void coda_row_stats(const double *l, int D, int k, coda_row *o) {
     double m = -INFINITY, shift = l[k == 0 ? 1 : 0];
     for (int i = 0; i < D; i++) if (i != k && l[i] > m) m = l[i];
@@ -88,17 +89,21 @@ void coda_row_stats(const double *l, int D, int k, coda_row *o) {
         kadd(&sd, d);
         kadd(&sd2, d * d);
     }
-    double n = D - 1, acc = kval(&se), wl = kval(&sel) / acc;
-    double lcm = m + log(acc), cm = exp(lcm), mean_d = kval(&sd) / n;
+    double n = D - 1, acc = kval(&se);
+    double lcm_raw = m + log(acc);
+    double hi = l[k] > lcm_raw ? l[k] : lcm_raw, lo = l[k] > lcm_raw ? lcm_raw : l[k];
+    double lse = hi + log1p(exp(lo - hi));            /* ≈ 0 for closed rows */
+    double lk = l[k] - lse, lcm = lcm_raw - lse, wl = kval(&sel) / acc - lse;
+    double cm = exp(lcm), mean_d = kval(&sd) / n;
     double var = kval(&sd2) / n - mean_d * mean_d;
-    o->s = exp(l[k]);
+    o->s = exp(lk);
     o->b = sqrt((D - 1.0) / D) * (l[k] - (shift + mean_d));
     o->cperp = var > 0 ? var : 0;
     o->Hc = lcm - wl;
-    double content_h = cm > 0 ? -cm * wl : 0;
-    o->H = (o->s > 0 ? -o->s * l[k] : 0) + content_h;
+    double sink_h = o->s > 0 ? -o->s * lk : 0;
+    o->H = sink_h + (cm > 0 ? -cm * wl : 0);
     /* H_b from logs: −s ln s − (1−s) ln(1−s), exact where s or 1−s underflows */
-    o->Hb = (o->s > 0 ? -o->s * l[k] : 0) + (cm > 0 ? -cm * lcm : 0);
+    o->Hb = sink_h + (cm > 0 ? -cm * lcm : 0);
 }
 
 void coda_probs(const double *logp, int D, double *p) {

@@ -23,7 +23,8 @@ typedef struct {
     double Hc;       /* entropy of the content π */
 } coda_row;
 
-/* All per-row quantities of METHODS §2. D ≥ 2 (≥ 3 for distances), 0 ≤ k < D. */
+/* All per-row quantities of METHODS §2. D ≥ 2 (≥ 3 for distances), 0 ≤ k < D. The row need
+ * not be closed (its logsumexp is removed internally). */
 void coda_row_stats(const double *logp, int D, int k, coda_row *out);
 /* clr(p)_i = ℓ_i − mean ℓ. */
 void coda_clr(const double *logp, int D, double *clr);

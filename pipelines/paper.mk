@@ -1,0 +1,3 @@
+# Generated paper: tables (Markdown, LaTeX), gnuplot figures and RESULTS.md.
+.PHONY: paper
+paper:
