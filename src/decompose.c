@@ -89,7 +89,7 @@ static void block_stats(const attn_meta *m, const uint8_t *vs, const float *buf,
             coda_row_stats(lr, D, spos, &st);
             q[Q_SINK][i] = st.s; q[Q_BAL][i] = st.b; q[Q_DISP][i] = st.cperp;
             q[Q_H][i] = st.H; q[Q_HB][i] = st.Hb; q[Q_HC][i] = st.Hc;
-            q[Q_HCW][i] = (1 - st.s) * st.Hc;
+            q[Q_HCW][i] = st.cmass * st.Hc;
         }
     }
     *zeros += z;

@@ -1,6 +1,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <jansson.h>
 #include <limits.h>
 #include <math.h>
@@ -14,6 +15,7 @@
 static const char *g_prog = "attncoda";
 
 void cli_init(const char *prog) {
+    opterr = 0;   /* getopt's own message would make usage errors two lines; die_usage reports */
     const char *slash = strrchr(prog, '/');
     g_prog = slash ? slash + 1 : prog;
 }

@@ -79,27 +79,29 @@ void coda_clr_content(const double *logp, int D, int k, double *out) {
  * The row need not be closed: its logsumexp is found from the same sums and removed. */
 void coda_row_stats(const double *l, int D, int k, coda_row *o) {
     double m = -INFINITY, shift = l[k == 0 ? 1 : 0];
-    for (int i = 0; i < D; i++) if (i != k && l[i] > m) m = l[i];
-    ksum se = {0, 0}, sel = {0, 0}, sd = {0, 0}, sd2 = {0, 0};
+    int im = -1;
+    for (int i = 0; i < D; i++) if (i != k && l[i] > m) { m = l[i]; im = i; }
+    ksum se = {0, 0}, sel = {0, 0}, sd = {0, 0}, sd2 = {0, 0}, sh = {0, 0};
     for (int i = 0; i < D; i++) {
         if (i == k) continue;
         double e = exp(l[i] - m), d = l[i] - shift;
-        kadd(&se, e);
+        if (i != im) { kadd(&se, e); kadd(&sh, -e * (l[i] - m)); }
         kadd(&sel, e * l[i]);
         kadd(&sd, d);
         kadd(&sd2, d * d);
     }
-    double n = D - 1, acc = kval(&se);
-    double lcm_raw = m + log(acc);
+    double n = D - 1, r = kval(&se), acc = 1 + r;
+    double lcm_raw = m + log1p(r);
     double hi = l[k] > lcm_raw ? l[k] : lcm_raw, lo = l[k] > lcm_raw ? lcm_raw : l[k];
     double lse = hi + log1p(exp(lo - hi));            /* ≈ 0 for closed rows */
     double lk = l[k] - lse, lcm = lcm_raw - lse, wl = kval(&sel) / acc - lse;
     double cm = exp(lcm), mean_d = kval(&sd) / n;
     double var = kval(&sd2) / n - mean_d * mean_d;
     o->s = exp(lk);
+    o->cmass = cm;
     o->b = sqrt((D - 1.0) / D) * (l[k] - (shift + mean_d));
     o->cperp = var > 0 ? var : 0;
-    o->Hc = lcm - wl;
+    o->Hc = log1p(r) + kval(&sh) / acc;
     double sink_h = o->s > 0 ? -o->s * lk : 0;
     o->H = sink_h + (cm > 0 ? -cm * wl : 0);
     /* H_b from logs: −s ln s − (1−s) ln(1−s), exact where s or 1−s underflows */

@@ -16,6 +16,7 @@ double coda_logsumexp(const double *x, int n);
 
 typedef struct {
     double s;        /* sink mass p_k */
+    double cmass;    /* content mass 1 − s, from the content parts (exact as s → 1) */
     double b;        /* sink balance √((D−1)/D)·(ℓ_k − mean_{j≠k} ℓ_j) */
     double cperp;    /* content dispersion (1/(D−1)) Σ_{i≠k} clr(π)_i² */
     double H;        /* entropy of p (nats) */

@@ -31,6 +31,7 @@ static hid_t open_image(const char *path, char sha[65]) {
     if (!image_is_hdf5(buf, len)) die_data(path, "not an HDF5 file");
     /* HDF5 keeps its own copy of the image */
     hid_t f = H5LTopen_file_image(buf, len, 0);
+    free(buf);
     if (f < 0) die_data(path, "truncated or corrupt HDF5 file");
     return f;
 }
@@ -162,9 +163,30 @@ float *h5io_read_f32(hid_t f, const char *file, const char *name, int rank, cons
     return read_typed(f, file, name, rank, want, dims, H5T_NATIVE_FLOAT, sizeof(float));
 }
 
+/* Groups on the way to name, created without timestamps (the default group creation list
+ * would record times and break byte-identical outputs). */
+static void ensure_groups(hid_t f, const char *name) {
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", name);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = 0;
+        if (H5Lexists(f, buf, H5P_DEFAULT) <= 0) {
+            hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
+            H5Pset_obj_track_times(gcpl, 0);
+            hid_t g = H5Gcreate2(f, buf, H5P_DEFAULT, gcpl, H5P_DEFAULT);
+            if (g < 0) die_data("-", "cannot create group '%s'", buf);
+            H5Gclose(g);
+            H5Pclose(gcpl);
+        }
+        *p = '/';
+    }
+}
+
 /* Create intermediate groups, then a contiguous (small) or chunked+deflated (large) dataset. */
 static void write_typed(hid_t f, const char *name, int rank, const hsize_t *dims, hid_t memtype,
                         hid_t filetype, const void *data) {
+    ensure_groups(f, name);
     hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
     H5Pset_create_intermediate_group(lcpl, 1);
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
@@ -272,6 +294,7 @@ void h5io_copy(hid_t src, const char *name, hid_t dst) {
 }
 
 hid_t h5io_chunked_f64(hid_t f, const char *name, int rank, const hsize_t *dims, const hsize_t *chunk) {
+    ensure_groups(f, name);
     hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
     H5Pset_create_intermediate_group(lcpl, 1);
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);

@@ -1,0 +1,97 @@
+#!/usr/bin/python3
+"""Write a valid attention file (docs/FORMAT.md) and a set of bad ones derived from it.
+
+Usage: make_bad_inputs.py DIR
+Writes DIR/valid.h5 and DIR/valid_prob.h5 (controls every reader must accept) and one file per
+defect: not_hdf5 empty truncated missing_attention wrong_rank wrong_shape nan inf negative_prob
+bad_sum_prob bad_logsumexp missing_attr (each DIR/<name>.h5). Each bad file differs from a valid
+one by exactly that defect, so a reader that rejects it rejects it for that reason.
+The file list (one name a line, controls excluded) goes to DIR/bad.list.
+The layout is written here from the format description, independently of the C writer."""
+import os
+import sys
+
+import h5py
+import numpy as np
+
+S, L, H, T = 2, 1, 2, 6
+
+
+def log_rows(rng):
+    """Causal log-probability rows [S,L,H,T,T]: row t over keys 0..t, -inf above the diagonal."""
+    z = rng.normal(0.0, 1.5, size=(S, L, H, T, T))
+    z[..., 0] += 2.0                                   # a visible sink at key 0
+    mask = np.tril(np.ones((T, T), dtype=bool))
+    z = np.where(mask, z, -np.inf)
+    m = z.max(axis=-1, keepdims=True)
+    lse = m + np.log(np.exp(z - m).sum(axis=-1, keepdims=True))
+    return (z - lse).astype(np.float32)
+
+
+def write(path, att, values="logprob", drop_attr=None, attrs_override=None, attention=True):
+    """Write an attention file; drop_attr leaves out one root attribute."""
+    a = {
+        "format": np.bytes_("attncoda-attention"), "format_version": np.int64(1),
+        "model": np.bytes_("badinput-reference"), "family": np.bytes_("synth"),
+        "text": np.bytes_("tests/ref/make_bad_inputs.py"), "causal": np.int64(1),
+        "sink": np.int64(0), "sequences": np.int64(S), "layers": np.int64(L),
+        "heads": np.int64(H), "tokens": np.int64(T), "values": np.bytes_(values),
+        "seed": np.int64(7),
+        "provenance": np.bytes_('{"program":"make_bad_inputs.py","inputs":[],"options":{}}'),
+    }
+    a.update(attrs_override or {})
+    with h5py.File(path, "w") as f:
+        for k, v in a.items():
+            if k != drop_attr:
+                f.attrs[k] = v
+        if attention:
+            chunks = (1,) * (att.ndim - 3) + att.shape[-3:] if att.ndim >= 3 else None
+            f.create_dataset("attention", data=att, chunks=chunks, compression="gzip")
+        f.create_dataset("tokens", data=np.arange(S * T, dtype=np.int32).reshape(S, T))
+
+
+def main():
+    d = sys.argv[1]
+    os.makedirs(d, exist_ok=True)
+    rng = np.random.default_rng(20261129)
+    lg = log_rows(rng)
+    pr = np.exp(lg.astype(np.float64)).astype(np.float32)   # exp(-inf) = 0 above the diagonal
+    p = lambda name: os.path.join(d, name + ".h5")
+
+    write(p("valid"), lg)
+    write(p("valid_prob"), pr, values="prob")
+
+    bad = []
+
+    def add(name):
+        bad.append(name)
+        return p(name)
+
+    with open(add("not_hdf5"), "w") as f:
+        f.write("this is a text file, not HDF5\n" * 20)
+    open(add("empty"), "wb").close()
+    with open(p("valid"), "rb") as f:
+        whole = f.read()
+    with open(add("truncated"), "wb") as f:
+        f.write(whole[: len(whole) // 2])
+    write(add("missing_attention"), lg, attention=False)
+    write(add("wrong_rank"), lg.reshape(S * L, H, T, T))
+    write(add("wrong_shape"), lg, attrs_override={"heads": np.int64(H + 1)})
+    x = lg.copy(); x[1, 0, 1, 4, 2] = np.nan                 # kept entry: key 2 ≤ query 4
+    write(add("nan"), x)
+    x = lg.copy(); x[0, 0, 0, 3, 1] = np.inf
+    write(add("inf"), x)
+    x = pr.copy(); x[1, 0, 0, 5, 3] = -0.05; x[1, 0, 0, 5, 0] += 0.05   # row still sums to 1
+    write(add("negative_prob"), x, values="prob")
+    x = pr.copy(); x[0, 0, 1, 4, :] *= np.float32(1.01)
+    write(add("bad_sum_prob"), x, values="prob")
+    x = lg.copy(); x[0, 0, 1, 5, :6] += np.float32(0.01)
+    write(add("bad_logsumexp"), x)
+    write(add("missing_attr"), lg, drop_attr="layers")
+
+    with open(os.path.join(d, "bad.list"), "w") as f:
+        f.write("\n".join(bad) + "\n")
+
+
+if __name__ == "__main__":
+    main()
