@@ -27,7 +27,7 @@ $(R)/prune/$(1)/order.tsv: $(R)/dist/$(1).h5 $(BIN)/prune-rank
 
 $(R)/tables/prune-$(1).tsv: $(R)/prune/$(1)/order.tsv $$($(1)_IN_DEP) $$($(1)_DEP) $(BIN)/extract
 	@mkdir -p $(R)/tables
-	pipelines/perplexity.sh $(1) $(BIN)/extract $$($(1)_PATH) $(R)/prune/$(1)/masks $$@ $$($(1)_IN_PPL)
+	pipelines/perplexity.sh $$($(1)_PATH) $(BIN)/extract $$($(1)_PATH) $(R)/prune/$(1)/masks $$@ $$($(1)_IN_PPL)
 
 $(1)-analysis: $(R)/tables/sinks-$(1).tsv $(R)/tables/reversal-$(1).tsv \
                $(R)/tables/cluster-$(1).tsv $(R)/tables/prune-$(1).tsv

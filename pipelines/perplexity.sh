@@ -1,11 +1,11 @@
 #!/bin/bash
-# perplexity.sh MODEL EXTRACT MODEL_PATH MASK_DIR OUT INPUT_ARGS...
+# perplexity.sh MODEL_ID EXTRACT MODEL_PATH MASK_DIR OUT INPUT_ARGS...
 # Held-out perplexity of the unpruned model and of every pruning mask in MASK_DIR
 # (mask files METRIC-PCT.txt, random orders randomSEED-PCT.txt), as the TSV that `regime` reads:
 #   model  metric  sparsity  perplexity     (metric "none" at sparsity 0 is the baseline)
 set -euo pipefail
 model=$1 extract=$2 path=$3 masks=$4 out=$5; shift 5
-ppl() { "$extract" --model "$path" "$@" --no-attention --nll - - | sed -n 's/^# perplexity\t//p'; }
+ppl() { "$extract" --model "$path" "$@" --no-attention | sed -n 's/^perplexity\t//p'; }
 tmp=$out.tmp$$
 trap 'rm -f "$tmp" "$tmp.rows" "$tmp.rand"' EXIT
 {
