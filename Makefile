@@ -9,6 +9,7 @@
 SHELL := /bin/bash
 
 PROFILE  ?= full
+R        ?= results/$(PROFILE)
 BUILD    ?= build
 BIN      ?= bin
 CC       ?= cc

@@ -5,7 +5,7 @@
 # Trained models come from pipelines/train.mk (results/PROFILE/models/NAME); the others are read
 # from MODELS_DIR, and a missing one is skipped with one line.
 MODELS_DIR ?= $(if $(wildcard models/*),models,../shared/data/models)
-R          := results/$(PROFILE)
+R          ?= results/$(PROFILE)
 TOKENS     := 128
 NSEQ_full  := 64
 NSEQ_quick := 16

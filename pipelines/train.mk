@@ -1,0 +1,25 @@
+# Training: small byte-level models on the King James Bible (pipelines/corpus.mk), one Hugging Face
+# directory per model: results/$(PROFILE)/models/<name>/ holds the final model (config.json,
+# model.safetensors, tokenizer.json), checkpoints/step-NNNNNN/, train-log.tsv and report.tsv;
+# .done is written last, so downstream rules depend on it.
+#
+# One OpenMP thread per model by default: results are then bit-identical on any machine for the
+# same binary, and `make -j2 models` keeps both cores busy with two models at a time. Models depend
+# on their recipe, the corpus and the training sources (not on unrelated library modules); the
+# program itself is an order-only prerequisite.
+PROFILE ?= quick
+TRAIN_MODELS_full  := kjv-gpt2-s kjv-gpt2-m kjv-gpt2-l kjv-llama-m
+TRAIN_MODELS_quick := kjv-gpt2-s kjv-gpt2-m kjv-gpt2-l kjv-llama-m
+TRAIN_THREADS ?= 1
+TRAINED_DIR    := $(R)/models
+TRAIN_SRC     := src/train.c $(wildcard src/lib/train_*.c src/lib/train_*.h) src/lib/stwrite.c src/lib/stwrite.h
+TRAIN_DONE    := $(foreach m,$(TRAIN_MODELS_$(PROFILE)),$(TRAINED_DIR)/$(m)/.done)
+
+.PHONY: models
+models: $(TRAIN_DONE)
+
+$(TRAINED_DIR)/%/.done: configs/%.conf $(KJV_TRAIN) $(KJV_VALID) $(TRAIN_SRC) | $(BIN)/train
+	rm -rf $(@D)
+	$(BIN)/train --config $< --profile $(PROFILE) --threads $(TRAIN_THREADS) \
+	    --train $(KJV_TRAIN) --valid $(KJV_VALID) --out $(@D)
+	touch $@
