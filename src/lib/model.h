@@ -67,10 +67,17 @@ typedef struct model {
  * head_keep (may be NULL) is [n_layer*n_head], 0 = zero that head's output before the output
  * projection (Michel et al. 2019). attn_logp (may be NULL) receives [n_layer][n_head][T][T]
  * log-probabilities computed as score − logsumexp(scores) (masked entries −INFINITY).
- * logits (may be NULL; not for BERT) receives [T][vocab]. Returns 0, or -1 when T > max_pos. */
+ * logits (may be NULL; not for BERT) receives [T][vocab]. Returns 0, -1 when T > max_pos, -2 when
+ * an id is outside the vocabulary. Thread use: model_set_threads (OpenMP; OpenBLAS is kept at 1). */
 int model_forward(const model *m, const int32_t *ids, const uint8_t *valid, int T,
                   const uint8_t *head_keep, float *attn_logp, float *logits);
-/* Threads for OpenMP (across heads) and OpenBLAS (projections); n <= 0 keeps the defaults. */
+/* B sequences of T tokens at once (ids, valid: [B][T]; attn_logp: [B][n_layer][n_head][T][T];
+ * logits: [B][T][vocab]): projections then run as one [B·T]-row GEMM, which amortises packing
+ * the weights. Results per sequence are those of model_forward. */
+int model_forward_batch(const model *m, const int32_t *ids, const uint8_t *valid, int B, int T,
+                        const uint8_t *head_keep, float *attn_logp, float *logits);
+/* OpenMP threads for projections (column slabs) and attention (heads); OpenBLAS is set to one
+ * thread so the two pools never compete. n <= 0 keeps the OpenMP default. */
 void model_set_threads(int n);
 
 /* RoPE frequencies (hf-checkpoints.md §2.2, §2.4), in float32 as Hugging Face computes them:

@@ -1,0 +1,809 @@
+#!/usr/bin/python3
+"""paper.py: derived tables and RESULTS.md of the generated paper (docs/PAPER.md).
+
+Usage: paper.py COMMAND OUT INPUT...
+  reversal OUT reversal-NAME.tsv...      flip rate (%) per metric (rows) and model (columns)
+  theorem1 OUT theorem1.tsv              Theorem-1 summary (region share, mean, max)
+  band     OUT band.tsv                  band collapse at a subset of sink masses s
+  identities OUT identities.tsv          identity checks
+  sinks    OUT sinks-NAME.tsv...         sink profile per model (mean, SD, min, max head sink)
+  ari      OUT cluster-NAME.tsv...       ARI between conventions per model (at one k)
+  prune    OUT prune-NAME.tsv...         perplexity per model, metric and sparsity
+  prune-plot OUT prune-NAME.tsv          one model's perplexity: rows sparsity, columns metric
+  collapse OUT collapse-NAME.tsv...      entropy-collapse split (layer 'all') per trained model
+  collapse-plot OUT collapse-NAME.tsv    one model's series, layer 'all' (from plots/)
+  train    OUT train-NAME.tsv...         validation loss and per-head sink profile per model
+  regime   OUT REGIME.tsv [CONF]         regime map (regime.tsv, or regime-dispersion.tsv)
+  results  OUT PAPER_DIR [--skipped NAMES] [--profile P]
+                                         RESULTS.md from PAPER_DIR/data, tables and figures
+A model's name is taken from its file name (KIND-NAME.tsv). Every derived table starts with a
+'# provenance' line (program, command, input names and SHA-256), then a header and rows. Outputs
+are written through a temporary name; the same inputs give byte-identical outputs.
+Only the Python standard library is used.
+"""
+import hashlib
+import json
+import math
+import os
+import re
+import sys
+
+PROG = "paper.py"
+VERSION = "0.1.0"
+CLASSICAL = ["cosine", "js", "euclidean", "aitchison"]
+PRUNE_ORDER = ["none", "js_keep", "js_drop", "aitchison", "content_full", "random"]
+METRIC_LABEL = {"cosine": "cosine", "js": "JS", "euclidean": "Euclidean",
+                "aitchison": "d_A vs d_A⊥", "content": "d_A⊥ (both ways)",
+                "js_keep": "JS keep", "js_drop": "JS drop", "content_full": "d_A⊥",
+                "content_drop": "d_A⊥ (drop)", "sink": "sink mass only", "none": "unpruned",
+                "random": "random (mean of seeds)"}
+
+
+def die(msg):
+    sys.stderr.write("%s: %s\n" % (PROG, msg))
+    sys.exit(1)
+
+
+# ---------------------------------------------------------------- reading and writing tables
+def read_tsv(path):
+    """Header and rows (dicts of strings) of a TSV: '#' lines first, one header, rows."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = [l.rstrip("\n") for l in f]
+    except OSError as e:
+        die("%s: %s" % (path, e.strerror))
+    lines = [l for l in lines if l and not l.startswith("#")]
+    if not lines:
+        die("%s: no header line" % path)
+    head = lines[0].split("\t")
+    rows = []
+    for n, l in enumerate(lines[1:], 2):
+        cells = l.split("\t")
+        if len(cells) != len(head):
+            die("%s: row %d has %d cells, the header %d" % (path, n, len(cells), len(head)))
+        rows.append(dict(zip(head, cells)))
+    return head, rows
+
+
+def need(path, head, cols):
+    missing = [c for c in cols if c not in head]
+    if missing:
+        die("%s: missing column%s %s" % (path, "s" if len(missing) > 1 else "", ", ".join(missing)))
+
+
+def num(x):
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 16), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def provenance(command, inputs, options=None):
+    p = {"program": PROG, "version": VERSION, "command": command,
+         "inputs": [{"name": i, "sha256": sha256(i)} for i in inputs],
+         "options": options or {}}
+    return "# provenance\t" + json.dumps(p, sort_keys=True, separators=(",", ":"))
+
+
+def write_atomic(path, text):
+    d = os.path.dirname(path)
+    if d:
+        os.makedirs(d, exist_ok=True)
+    tmp = "%s.tmp%d" % (path, os.getpid())
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def write_table(path, prov, head, rows):
+    out = [prov, "\t".join(head)] + ["\t".join(r) for r in rows]
+    write_atomic(path, "\n".join(out) + "\n")
+
+
+def g(x, digits=4):
+    """A number as text with DIGITS significant digits ('nan' for missing)."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "nan"
+    if isinstance(x, float) and math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return "%.*g" % (digits, x)
+
+
+def model_name(path, kind):
+    base = os.path.basename(path)
+    m = re.match(r"^%s-(.+)\.tsv$" % re.escape(kind), base)
+    return m.group(1) if m else os.path.splitext(base)[0]
+
+
+# ---------------------------------------------------------------- derived tables
+def cmd_reversal(out, paths):
+    models, rates, metrics = [], {}, []
+    for p in paths:
+        head, rows = read_tsv(p)
+        need(p, head, ["metric", "flip_rate", "wilson_lo", "wilson_hi"])
+        name = model_name(p, "reversal")
+        models.append(name)
+        for r in rows:
+            if r["metric"] not in metrics:
+                metrics.append(r["metric"])
+            rates[(r["metric"], name)] = num(r["flip_rate"]) * 100
+    rows = [[m] + [g(rates.get((m, n), float("nan"))) for n in models] for m in metrics]
+    write_table(out, provenance("reversal", paths, {"unit": "percent of triples"}),
+                ["metric"] + models, rows)
+
+
+def cmd_theorem1(out, paths):
+    p = paths[0]
+    head, rows = read_tsv(p)
+    need(p, head, ["metric", "grid_points", "region_share", "mean_reversal", "max_reversal", "ties"])
+    write_table(out, provenance("theorem1", paths),
+                ["metric", "grid_points", "region_share", "mean_reversal", "max_reversal", "ties"],
+                [[r["metric"], r["grid_points"], g(num(r["region_share"])),
+                  g(num(r["mean_reversal"])), g(num(r["max_reversal"])), r["ties"]] for r in rows])
+
+
+BAND_S = [0.0, 0.2, 0.5, 0.8, 0.9, 0.95, 0.99]
+BAND_COLS = ["s", "bound", "min_cos_sim", "max_cos_keep", "max_js_keep", "max_euc_keep",
+             "min_content", "max_content", "bound_holds"]
+
+
+def cmd_band(out, paths):
+    p = paths[0]
+    head, rows = read_tsv(p)
+    need(p, head, BAND_COLS)
+    picked = []
+    for s in BAND_S:   # the row nearest each chosen s (the grid need not contain it exactly)
+        best = min(rows, key=lambda r: abs(num(r["s"]) - s), default=None)
+        if best is not None and best not in picked:
+            picked.append(best)
+    write_table(out, provenance("band", paths, {"s": BAND_S}), BAND_COLS,
+                [[g(num(r[c])) if c != "bound_holds" else r[c] for c in BAND_COLS] for r in picked])
+
+
+def cmd_identities(out, paths):
+    p = paths[0]
+    head, rows = read_tsv(p)
+    need(p, head, ["name", "rows", "max_rel_err", "pass"])
+    write_table(out, provenance("identities", paths), ["identity", "rows", "max_rel_err", "pass"],
+                [[r["name"], r["rows"], g(num(r["max_rel_err"]), 3), r["pass"]] for r in rows])
+
+
+def stats(xs):
+    xs = [x for x in xs if not math.isnan(x)]
+    if not xs:
+        return [float("nan")] * 4
+    mean = sum(xs) / len(xs)
+    sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / len(xs))   # population SD (METHODS §5.6)
+    return [mean, sd, min(xs), max(xs)]
+
+
+def cmd_sinks(out, paths):
+    rows = []
+    for p in paths:
+        head, rs = read_tsv(p)
+        need(p, head, ["layer", "head", "sink_mass", "entropy"])
+        s = stats([num(r["sink_mass"]) for r in rs])
+        e = stats([num(r["entropy"]) for r in rs])
+        strong = sum(1 for r in rs if num(r["sink_mass"]) > 0.5)
+        rows.append([model_name(p, "sinks"), str(len(rs))] + [g(x) for x in s] +
+                    [str(strong), g(e[0])])
+    write_table(out, provenance("sinks", paths),
+                ["model", "heads", "mean_sink", "sd_sink", "min_sink", "max_sink", "heads_sink_gt_0.5",
+                 "mean_entropy"], rows)
+
+
+ARI_PAIRS = [("js_keep", "js_drop"), ("js_keep", "content_full"), ("js_keep", "sink"),
+             ("content_full", "content_drop")]
+
+
+def cmd_ari(out, paths, k_default=6):
+    rows, ks = [], []
+    for p in paths:
+        head, rs = read_tsv(p)
+        need(p, head, ["k", "a", "b", "ari"])
+        kk = sorted({int(num(r["k"])) for r in rs})
+        # one k per model: the default k (METHODS §5.3) when swept, else the table's own
+        k = k_default if k_default in kk else (kk[0] if kk else k_default)
+        ks.append(k)
+        val = {(r["a"], r["b"]): r["ari"] for r in rs if int(num(r["k"])) == k}
+        rows.append([model_name(p, "cluster"), str(k)] +
+                    [g(num(val.get(pair, "nan"))) for pair in ARI_PAIRS])
+    write_table(out, provenance("ari", paths),
+                ["model", "k"] + ["%s~%s" % pair for pair in ARI_PAIRS], rows)
+
+
+def prune_values(p):
+    """{(metric, sparsity): perplexity} of a pruning table, repeated rows averaged."""
+    head, rs = read_tsv(p)
+    need(p, head, ["metric", "sparsity", "perplexity"])
+    acc = {}
+    for r in rs:
+        key = (r["metric"], num(r["sparsity"]))
+        acc.setdefault(key, []).append(num(r["perplexity"]))
+    return {k: sum(v) / len(v) for k, v in acc.items()}
+
+
+def prune_metrics(vals):
+    ms = {m for m, _ in vals if not re.match(r"^random\d+$", m)}
+    return [m for m in PRUNE_ORDER if m in ms] + sorted(ms - set(PRUNE_ORDER))
+
+
+def cmd_prune(out, paths):
+    sps = sorted({s for p in paths for (_, s) in prune_values(p) if s > 0})
+    rows = []
+    for p in paths:
+        vals = prune_values(p)
+        base = vals.get(("none", 0.0), float("nan"))
+        for m in prune_metrics(vals):
+            if m == "none":
+                continue
+            rows.append([model_name(p, "prune"), m, g(base)] +
+                        [g(vals.get((m, s), float("nan"))) for s in sps])
+    write_table(out, provenance("prune", paths),
+                ["model", "metric", "unpruned"] + ["ppl@%g" % s for s in sps], rows)
+
+
+def cmd_prune_plot(out, paths):
+    p = paths[0]
+    vals = prune_values(p)
+    base = vals.get(("none", 0.0), float("nan"))
+    ms = [m for m in prune_metrics(vals) if m != "none"]
+    sps = sorted({s for (_, s) in vals if s > 0})
+    rows = [["0"] + [g(base, 6)] * len(ms)]   # every order starts at the unpruned model
+    rows += [[g(s)] + [g(vals.get((m, s), float("nan")), 6) for m in ms] for s in sps]
+    write_table(out, provenance("prune-plot", paths), ["sparsity"] + ms, rows)
+
+
+COLLAPSE_COLS = ["from_step", "to_step", "H_from", "H_to", "total_drop", "sink_drop",
+                 "content_drop", "sink_share"]
+
+
+def cmd_collapse(out, paths):
+    rows = []
+    for p in paths:
+        head, rs = read_tsv(p)
+        need(p, head, ["layer"] + COLLAPSE_COLS)
+        for r in rs:
+            if r["layer"] == "all":
+                rows.append([model_name(p, "collapse")] + [r["from_step"], r["to_step"]] +
+                            [g(num(r[c])) for c in COLLAPSE_COLS[2:]])
+    write_table(out, provenance("collapse", paths), ["model"] + COLLAPSE_COLS, rows)
+
+
+def cmd_collapse_plot(out, paths):
+    p = paths[0]
+    head, rs = read_tsv(p)
+    cols = ["step", "H", "Hb", "content_term", "sink_mass"]
+    need(p, head, ["layer"] + cols)
+    rows = [[r[c] for c in cols] for r in rs if r["layer"] == "all"]
+    rows.sort(key=lambda r: num(r[0]))
+    write_table(out, provenance("collapse-plot", paths), cols, rows)
+
+
+def cmd_train(out, paths):
+    rows = []
+    for p in paths:
+        head, rs = read_tsv(p)
+        need(p, head, ["quantity", "value"])
+        scal = {r["quantity"]: r["value"] for r in rs if r.get("layer", "-") == "-"}
+        sink = [num(r["value"]) for r in rs if r["quantity"] == "sink_mass"]
+        s = stats(sink)
+        rows.append([model_name(p, "train"), scal.get("steps", "-"),
+                     g(num(scal.get("train_loss"))), g(num(scal.get("val_loss"))),
+                     g(num(scal.get("val_bits_per_byte"))), str(len(sink))] + [g(x) for x in s])
+    write_table(out, provenance("train", paths),
+                ["model", "steps", "train_loss", "val_loss", "val_bits_per_byte", "heads",
+                 "mean_sink", "sd_sink", "min_sink", "max_sink"], rows)
+
+
+def read_conf(path):
+    tau = {}
+    with open(path, encoding="utf-8") as f:
+        for l in f:
+            m = re.match(r"^\s*(tau_lo|tau_hi)\s*=\s*(\S+)", l)
+            if m:
+                tau[m.group(1)] = num(m.group(2))
+    return tau
+
+
+def short_model(ident):
+    """A model's short name from its identity (a path such as results/quick/models/NAME or
+    ../shared/data/models/NAME/NAME.bin)."""
+    parts = [q for q in ident.rstrip("/").split("/") if q]
+    if not parts:
+        return ident
+    last = parts[-1]
+    if "." in last and len(parts) > 1:      # a file inside the model's own folder
+        stem = os.path.splitext(last)[0]
+        return stem if stem == parts[-2] or len(parts) < 2 else parts[-2]
+    return last
+
+
+def cmd_regime(out, args):
+    dev = []
+    if "--dev" in args:                  # --dev 'NAME ...': the development (fitting) models
+        i = args.index("--dev")
+        dev = args[i + 1].replace(",", " ").split() if i + 1 < len(args) else []
+        args = args[:i] + args[i + 2:]
+    paths = args
+    p, conf = paths[0], (paths[1] if len(paths) > 1 else None)
+    head, rs = read_tsv(p)
+    need(p, head, ["model", "dispersion"])
+    tau = read_conf(conf) if conf else {}
+    rows = []
+    for r in rs:
+        name = short_model(r["model"])
+        rows.append([name, "dev" if name in dev else "held-out", g(num(r["dispersion"])),
+                     r.get("verdict", "-"), r.get("observed", "-"), r.get("outcome", "-")])
+    opts = {"tau_lo": g(tau.get("tau_lo", float("nan")), 6),
+            "tau_hi": g(tau.get("tau_hi", float("nan")), 6), "dev": dev}
+    write_table(out, provenance("regime", [x for x in paths if x], opts),
+                ["model", "role", "dispersion", "verdict", "observed", "outcome"], rows)
+
+
+# ---------------------------------------------------------------- RESULTS.md
+def load(d, name):
+    p = os.path.join(d, "data", name + ".tsv")
+    if not os.path.exists(p):
+        return None, None
+    return read_tsv(p)
+
+
+def table_md(d, name):
+    p = os.path.join(d, "tables", name + ".md")
+    if not os.path.exists(p):
+        return None
+    with open(p, encoding="utf-8") as f:
+        return f.read().rstrip("\n")
+
+
+def pct(x):
+    return "%.1f%%" % x if not math.isnan(x) else "n/a"
+
+
+def rng(xs, f=pct):
+    xs = [x for x in xs if not math.isnan(x)]
+    if not xs:
+        return "n/a"
+    lo, hi = min(xs), max(xs)
+    return f(lo) if f(lo) == f(hi) else "%s to %s" % (f(lo), f(hi))
+
+
+def listing(pairs):
+    """'a (x), b (y) and c (z)'."""
+    items = ["%s (%s)" % p for p in pairs]
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+class Doc:
+    def __init__(self, d):
+        self.d, self.out = d, []
+
+    def add(self, *lines):
+        self.out.extend(lines)
+
+    def table(self, name):
+        t = table_md(self.d, name)
+        self.add(t if t else "*(table %s not generated)*" % name, "")
+
+    def figure(self, name, caption):
+        if os.path.exists(os.path.join(self.d, "figures", name + ".png")):
+            self.add("![%s](figures/%s.png)" % (caption, name), "", "*Figure: %s.*" % caption, "")
+
+
+def sink_profile(d):
+    head, rows = load(d, "sinks")
+    return {r["model"]: r for r in rows} if rows else {}
+
+
+def sec_reversal(doc, d, sinks):
+    doc.add("## 1. Reversal rate of the closer-head verdict (METHODS §5.1)", "")
+    head, rows = load(d, "reversal")
+    if not rows:
+        doc.add("No reversal tables were produced, so this section is empty.", "")
+        return
+    models = head[1:]
+    val = {(r["metric"], m): num(r[m]) for r in rows for m in models}
+    doc.table("reversal")
+    doc.figure("reversal", "flip rate of the closer-head verdict between keep-sink and drop-sink "
+               "conventions, per metric and model (50,000 triples each)")
+    cl = [(val[(m, n)], m, n) for m in CLASSICAL for n in models if (m, n) in val
+          and not math.isnan(val[(m, n)])]
+    content = [val[("content", n)] for n in models if ("content", n) in val]
+    doc.add("**Paper:** 17–47% for the classical metrics on ten models; d_A⊥ 0% by construction.", "")
+    if not cl:
+        doc.add("**Here:** no classical flip rates.", "")
+        return
+    lo, hi = min(cl), max(cl)
+    s = ("**Here:** classical flip rates range from %s (%s, %s) to %s (%s, %s) over %d model%s; "
+         % (pct(lo[0]), METRIC_LABEL.get(lo[1], lo[1]), lo[2], pct(hi[0]),
+            METRIC_LABEL.get(hi[1], hi[1]), hi[2], len(models), "s" if len(models) > 1 else ""))
+    s += ("d_A⊥ computed both ways flips %s of triples." % rng(content, lambda x: "%.2f%%" % x)
+          if content else "no d_A⊥ row.")
+    doc.add(s, "")
+    inside = [c for c in cl if 17 <= c[0] <= 47]
+    if lo[0] >= 17 and hi[0] <= 47:
+        verdict = "All classical rates fall inside the paper's range."
+    elif inside:
+        verdict = ("%d of %d classical rates fall inside the paper's 17–47%% range; the rest lie %s."
+                   % (len(inside), len(cl), "below it" if all(c[0] <= 47 for c in cl)
+                      else "outside it"))
+    elif hi[0] < 17:
+        verdict = "Every classical rate is below the paper's range."
+    else:
+        verdict = "The classical rates lie outside the paper's range."
+    why = ""
+    low = [n for n in models if all(val.get((m, n), 0) < 17 for m in CLASSICAL)]
+    high = [n for n in models if n not in low]
+    sd = lambda n: num(sinks[n]["sd_sink"]) if n in sinks else float("nan")
+    if low and any(n in sinks for n in low):
+        why = (" A reversal needs heads that differ in sink mass. The model%s below the range (%s) "
+               "ha%s a head sink-mass SD of %s" %
+               ("s" if len(low) > 1 else "", ", ".join(low), "ve" if len(low) > 1 else "s",
+                rng([sd(n) for n in low], lambda x: "%.3f" % x)))
+        if high and any(n in sinks for n in high):
+            why += ", against %s for %s" % (rng([sd(n) for n in high], lambda x: "%.3f" % x),
+                                            ", ".join(high))
+        why += ("; with sinks this weak and this alike the sink seldom decides which head is "
+                "closer.")
+    prof = [(sd(n), n) for n in models if n in sinks]
+    if len(prof) > 1:
+        top_sd = max(prof)
+        top_rate = max((max(val.get((m, n), float("-inf")) for m in CLASSICAL), n) for n in models)
+        why += (" The model with the most dispersed sinks (%s, SD %.3f) %s." %
+                (top_sd[1], top_sd[0], "also has the highest classical flip rate (%s)" % pct(top_rate[0])
+                 if top_rate[1] == top_sd[1] else "does not have the highest classical flip rate "
+                 "(%s has, %s)" % (top_rate[1], pct(top_rate[0]))))
+    ok0 = all(c == 0 for c in content)
+    doc.add(verdict + why + (" d_A⊥ agrees with the paper exactly: it never flips."
+                             if content and ok0 else
+                             " d_A⊥ flips on some triples, which the construction forbids: a bug."
+                             if content else ""), "")
+
+
+def sec_theorem1(doc, d):
+    doc.add("## 2. Theorem 1: reversal region on a synthetic grid (METHODS §5.2)", "")
+    head, rows = load(d, "theorem1")
+    if not rows:
+        doc.add("No Theorem-1 table was produced.", "")
+        return
+    doc.table("theorem1")
+    by = {r["metric"]: r for r in rows}
+    cl = [(num(by[m]["region_share"]), m) for m in CLASSICAL if m in by]
+    s = "**Paper:** every classical metric reverses on a set of positive measure; d_A⊥ never does. "
+    s += "**Here:** the reversal region covers %s of the (s_A, s_B) grid for the classical metrics (%s)" % (
+        rng([c[0] * 100 for c in cl]), ", ".join("%s %s" % (METRIC_LABEL.get(m, m), pct(v * 100))
+                                                 for v, m in cl))
+    if "content" in by:
+        c = num(by["content"]["max_reversal"])
+        s += ("; d_A⊥ reverses at no grid point, as the theorem says." if c == 0 else
+              "; d_A⊥ reverses (max fraction %s), which contradicts the theorem: a bug." % g(c))
+    else:
+        s += "."
+    if all(v > 0 for v, _ in cl):
+        s += " Agreement: the construction reproduces the theorem exactly (it is synthetic, not a model)."
+    doc.add(s, "")
+
+
+def sec_band(doc, d):
+    doc.add("## 3. Band collapse of classical dissimilarities (METHODS §5.2)", "")
+    head, rows = load(d, "band")
+    if not rows:
+        doc.add("No band table was produced.", "")
+        return
+    doc.table("band")
+    doc.figure("band", "range (min to max over random pairs) of each dissimilarity against the "
+               "shared sink mass s; classical metrics collapse, d_A⊥ does not")
+    holds = all(r["bound_holds"] == "1" for r in rows)
+    first, last = rows[0], rows[-1]
+    near8 = min(rows, key=lambda r: abs(num(r["s"]) - 0.8))
+    sf = lambda r: "0" if num(r["s"]) < 1e-6 else g(num(r["s"]), 3)
+    span = lambda r: "[%s, %s]" % (g(num(r["min_content"])), g(num(r["max_content"])))
+    dspan = ("%s at every s in the table" % span(first)
+             if all(span(r) == span(first) for r in rows) else
+             "%s at s = %s and %s at s = %s" % (span(first), sf(first), span(last), sf(last)))
+    s = ("**Paper:** for sink mass s ≥ 0.8 the cosine similarity of any two rows is at least "
+         "s²/(s²+(1−s)²) ≥ 0.94. **Here:** at s = %s the smallest cosine similarity is %s (bound %s); "
+         "the largest cosine distance shrinks from %s at s = %s to %s at s = %s, the largest JS from "
+         "%s to %s, while d_A⊥ spans %s. " %
+         (sf(near8), g(num(near8["min_cos_sim"])), g(num(near8["bound"])),
+          g(num(first["max_cos_keep"]), 3), sf(first), g(num(last["max_cos_keep"]), 3), sf(last), g(num(first["max_js_keep"]), 3), g(num(last["max_js_keep"]), 3),
+          dspan))
+    s += ("The bound holds at every s in the table, in agreement with the paper." if holds else
+          "The bound fails at some s, which contradicts the proof: a bug.")
+    doc.add(s, "")
+
+
+def sec_identities(doc, d):
+    doc.add("## 4. Identity checks (METHODS §2–§3)", "")
+    head, rows = load(d, "identities")
+    if not rows:
+        doc.add("No identity table was produced.", "")
+        return
+    doc.table("identities")
+    passed = sum(1 for r in rows if r["pass"] == "1")
+    worst = max(rows, key=lambda r: num(r["max_rel_err"]))
+    doc.add("%d of %d identities hold to the 1e-9 relative tolerance on random extreme rows; the "
+            "largest relative error is %s (%s). The paper states these identities exactly; here "
+            "they hold to rounding." % (passed, len(rows), g(num(worst["max_rel_err"]), 3),
+                                         worst["identity"]), "")
+
+
+def sec_ari(doc, d, sinks):
+    doc.add("## 5. Clustering: ARI between conventions (METHODS §5.3)", "")
+    head, rows = load(d, "ari")
+    if not rows:
+        doc.add("No clustering tables were produced.", "")
+        return
+    doc.table("ari")
+    for r in rows:
+        doc.figure("mds-" + r["model"], "%s: classical MDS of the heads under JS keep, JS drop "
+                   "and d_A⊥, coloured by head mean sink mass" % r["model"])
+    col = lambda pair: [num(r["%s~%s" % pair]) for r in rows]
+    f3 = lambda x: "%.2f" % x
+    s = ("**Paper:** ARI 0.01–0.05 between conventions: the standard pipeline's clusters are "
+         "sink-mass clusters. **Here** (k = %s): ARI(JS keep, JS drop) ranges %s, ARI(JS keep, d_A⊥) "
+         "%s, ARI(JS keep, sink mass only) %s, and ARI(d_A⊥ keep-computed, drop-computed) %s. " %
+         (rng([num(r["k"]) for r in rows], lambda x: "%d" % x), rng(col(ARI_PAIRS[0]), f3),
+          rng(col(ARI_PAIRS[1]), f3), rng(col(ARI_PAIRS[2]), f3), rng(col(ARI_PAIRS[3]), f3)))
+    conv_of = {r["model"]: [num(r["%s~%s" % p]) for p in ARI_PAIRS[:2]] for r in rows}
+    agree = [m for m, v in conv_of.items() if all(not math.isnan(x) and x <= 0.05 for x in v)]
+    more = [m for m, v in conv_of.items() if any(x > 0.05 for x in v)]
+    msink = lambda m: ("mean head sink mass %.3f, SD %.3f" %
+                       (num(sinks[m]["mean_sink"]), num(sinks[m]["sd_sink"])) if m in sinks else "")
+    if agree:
+        s += ("In %s the conventions disagree as completely as in the paper (both ARIs ≤ 0.05). "
+              % listing([(m, msink(m)) for m in agree]) if all(m in sinks for m in agree) else
+              "In %s the conventions disagree as completely as in the paper. " % ", ".join(agree))
+    if more:
+        s += ("In %s they agree more than in the paper. " %
+              (listing([(m, msink(m)) for m in more]) if all(m in sinks for m in more)
+               else ", ".join(more)))
+        sk = {r["model"]: num(r["%s~%s" % ARI_PAIRS[2]]) for r in rows}
+        if all(sk[m] <= 0.5 for m in more):
+            s += ("There the keep-sink partition is not a sink-mass partition (ARI with the "
+                  "sink-only clustering %s), so dropping the sink changes it little: the sinks are "
+                  "too weak or too alike to organise the heads. " % rng([sk[m] for m in more], f3))
+        else:
+            s += ("Their keep-sink partition follows sink mass only partly (ARI with the sink-only "
+                  "clustering %s). " % rng([sk[m] for m in more], f3))
+    ones = [x for x in col(ARI_PAIRS[3]) if not math.isnan(x)]
+    if ones:
+        s += ("d_A⊥ computed either way gives the same partition (ARI 1), as it must."
+              if all(abs(x - 1) < 1e-9 for x in ones) else
+              "d_A⊥ computed the two ways gives different partitions, which it should not.")
+    doc.add(s, "")
+
+
+def sec_prune(doc, d):
+    doc.add("## 6. Pruning by redundancy (METHODS §5.4)", "")
+    head, rows = load(d, "prune")
+    if not rows:
+        doc.add("No pruning tables were produced.", "")
+        return
+    doc.table("prune")
+    models = []
+    for r in rows:
+        if r["model"] not in models:
+            models.append(r["model"])
+    for m in models:
+        doc.figure("prune-" + m, "%s: held-out perplexity against the share of heads pruned, per "
+                   "pruning order" % m)
+    cols = [c for c in head if c.startswith("ppl@")]
+    by = {(r["model"], r["metric"]): r for r in rows}
+
+    def at_max(m, met):
+        """(sparsity, perplexity) at the model's largest sparsity with a value, or None."""
+        r = by.get((m, met))
+        if r is None:
+            return None
+        got = [(num(c.split("@")[1]), num(r[c])) for c in cols if not math.isnan(num(r[c]))]
+        return max(got) if got else None
+
+    items, ratios_js, ratios_ca, worse, equal = [], [], [], [], []
+    for m in models:
+        js, ca = at_max(m, "js_keep"), at_max(m, "content_full")
+        base = num((by.get((m, "js_keep")) or by.get((m, "content_full")) or {}).get("unpruned"))
+        if js is None or ca is None or js[0] != ca[0] or math.isnan(base):
+            continue
+        items.append((m, "%s → %s with JS keep vs %s with d_A⊥ at %s pruned" %
+                      (g(base), g(js[1]), g(ca[1]), pct(js[0] * 100))))
+        ratios_js.append(js[1] / base)
+        ratios_ca.append(ca[1] / base)
+        if js[1] > ca[1]:
+            worse.append(m)
+        elif js[1] == ca[1]:
+            equal.append(m)
+    s = ("**Paper:** JS pruning of Llama-3.2-1B inflates perplexity 15.3 → 2094 (×137) while d_A⊥ "
+         "pruning stays stable. ")
+    if not items:
+        doc.add(s + "**Here:** no model has both JS-keep and d_A⊥ pruning results.", "")
+        return
+    fx = lambda x: "×%.3g" % x
+    s += ("**Here** (unpruned perplexity → pruned): %s. Over %d model%s JS-keep pruning multiplies "
+          "perplexity by %s and d_A⊥ pruning by %s; JS keep is worse than d_A⊥ in %d, equal in %d "
+          "and better in %d. " %
+          (listing(items), len(items), "s" if len(items) > 1 else "", rng(ratios_js, fx),
+           rng(ratios_ca, fx), len(worse), len(equal), len(items) - len(worse) - len(equal)))
+    big = [m for m, r in zip([i[0] for i in items], ratios_js) if r > 10]
+    if big:
+        s += ("JS-keep pruning blows up perplexity (more than ×10) in %s, as in the paper."
+              % ", ".join(big))
+    else:
+        s += ("Nothing here approaches the paper's ×137: these models have few heads and weak sinks, "
+              "so the JS order is not drawn to the sink-dominated heads whose removal hurts a "
+              "large model%s." % (" (here the pruning orders often pick the same heads, hence "
+                                 "equal perplexities)" if equal else ""))
+    doc.add(s, "")
+
+
+PAPER_SHARE = {"pythia-70m": 30, "pythia-1b": 95, "pythia-1.4b": 79}
+
+
+def sec_collapse(doc, d):
+    doc.add("## 7. Entropy collapse over training (METHODS §5.5)", "")
+    head, rows = load(d, "collapse")
+    if not rows:
+        doc.add("No entropy-collapse tables were produced (no trained model with checkpoints).", "")
+        return
+    doc.table("collapse")
+    for r in rows:
+        doc.figure("collapse-" + r["model"], "%s: mean attention entropy H over training and its "
+                   "parts H_b(s) (sink) and (1−s)H(π) (content)" % r["model"])
+    parts = [(r["model"], num(r["sink_share"]) * 100, num(r["total_drop"])) for r in rows]
+    s = ("**Paper:** share of the entropy drop due to the sink 30%% (Pythia-70M), 95%% (1B), "
+         "79%% (1.4B). **Here:** %s. " % listing([(m, pct(v)) for m, v, _ in parts]))
+    lo = [m for m, v, t in parts if not math.isnan(v) and v < 30]
+    if len(lo) == len(parts):
+        s += ("Every share is below the paper's smallest: in minutes of training these models "
+              "sharpen their content attention while their sinks stay weak, so most of the drop is "
+              "content.")
+    elif not lo:
+        s += "Every share is at least the paper's smallest (30%), in line with the paper."
+    else:
+        s += ("The shares straddle the paper's smallest (30%%): %s below it." % ", ".join(lo))
+    neg = [m for m, _, t in parts if t <= 0]
+    if neg:
+        s += " The mean entropy did not fall for %s, so its share is not meaningful." % ", ".join(neg)
+    doc.add(s, "")
+
+
+def sec_regime(doc, d):
+    doc.add("## 8. Regime map and frozen predictor (METHODS §5.6)", "")
+    head, rows = load(d, "regime")
+    if not rows:
+        doc.add("No regime table was produced (the thresholds file or the models' distance files "
+                "are missing), so the predictor was not tested here.", "")
+        return
+    doc.table("regime")
+    doc.figure("regime", "sink dispersion per model with the frozen thresholds τ_lo and τ_hi "
+               "and each held-out model's verdict")
+    held = [r for r in rows if r["role"] != "dev"]
+    outcomes = [r["outcome"] for r in held if r["outcome"] not in ("-", "")]
+    disp = [(r["model"], "%s, %.3g" % (r["role"], num(r["dispersion"]))) for r in rows]
+    s = ("**Paper:** one confirmation, one abstention, one failure. **Here:** dispersions %s. "
+         % listing(disp))
+    plural = lambda n, w: "%d %s%s" % (n, w, "" if n == 1 else "s")
+    if outcomes:
+        cnt = {o: outcomes.count(o) for o in ("confirmation", "abstention", "failure")}
+        s += ("Over %s the frozen predictor gives %s, %s and %s" %
+              (plural(len(outcomes), "held-out model"), plural(cnt["confirmation"], "confirmation"),
+               plural(cnt["abstention"], "abstention"), plural(cnt["failure"], "failure")))
+        s += (", the paper's pattern." if cnt == {"confirmation": 1, "abstention": 1, "failure": 1}
+              else "; the pattern differs from the paper's, whose held-out models are large "
+                   "pretrained transformers, while here they are small trained or 260K-parameter "
+                   "models and the thresholds come from a small development ladder.")
+        dev_out = [r["outcome"] for r in rows if r["role"] == "dev" and r["outcome"] not in ("-", "")]
+        if dev_out:
+            s += (" The development models' outcomes (%s) are in-sample: the thresholds were fitted "
+                  "on them." % ", ".join(dev_out))
+    elif any(r["verdict"] not in ("-", "") for r in rows):
+        s += "No held-out model has pruning results, so no verdict could be tested."
+    else:
+        s += ("Only the dispersion table exists: the thresholds were not fitted (no "
+              "configs/regime-PROFILE.conf), so no verdicts were made.")
+    doc.add(s, "")
+
+
+def sec_train(doc, d):
+    doc.add("## 9. Trained models: validation loss and sink profile", "")
+    head, rows = load(d, "train")
+    if not rows:
+        doc.add("No training reports were produced.", "")
+        return
+    doc.table("train")
+    ms = [num(r["mean_sink"]) for r in rows]
+    s = ("Byte-level models trained on the King James Bible reach validation losses of %s "
+         "nats/byte (%s bits/byte); their heads' mean sink mass is %s, the largest head's %s. " %
+         (rng([num(r["val_loss"]) for r in rows], lambda x: "%.3f" % x),
+          rng([num(r["val_bits_per_byte"]) for r in rows], lambda x: "%.3f" % x),
+          rng(ms, lambda x: "%.3f" % x), rng([num(r["max_sink"]) for r in rows], lambda x: "%.3f" % x)))
+    if ms and max(ms) < 0.3:
+        s += ("The paper's models are trained far longer on far more text, and most of their heads "
+              "put most of their attention on the sink; these put little there, which is the main "
+              "reason the sink-driven effects above are smaller here.")
+    else:
+        s += ("Some of these models put a sizeable share of their attention on the sink, like the "
+              "paper's models.")
+    doc.add(s, "")
+
+
+def cmd_results(out, args):
+    d, skipped, profile = args[0], "", ""
+    rest = args[1:]
+    while rest:
+        if rest[0] == "--skipped" and len(rest) > 1:
+            skipped, rest = rest[1], rest[2:]
+        elif rest[0] == "--profile" and len(rest) > 1:
+            profile, rest = rest[1], rest[2:]
+        else:
+            die("results: unknown argument %s" % rest[0])
+    doc = Doc(d)
+    sinks = sink_profile(d)
+    doc.add("# attncoda: results%s" % (" (profile %s)" % profile if profile else ""), "",
+            "Generated by `make paper` (pipelines/paper.mk, docs/PAPER.md) from the tables of this "
+            "run; every number and sentence below is computed from them. Tables are also in "
+            "`tables/*.tex` for LaTeX.", "")
+    if sinks:
+        doc.add("Models analysed: %s." % listing(
+            [(m, "%s heads, mean sink mass %.3f" % (r["heads"], num(r["mean_sink"])))
+             for m, r in sinks.items()]), "")
+        doc.table("sinks")
+    if skipped.strip():
+        doc.add("Not analysed (checkpoint not present): %s. The paper's own models are compared "
+                "only through its published numbers." % ", ".join(skipped.split()), "")
+    sec_reversal(doc, d, sinks)
+    sec_theorem1(doc, d)
+    sec_band(doc, d)
+    sec_identities(doc, d)
+    sec_ari(doc, d, sinks)
+    sec_prune(doc, d)
+    sec_collapse(doc, d)
+    sec_regime(doc, d)
+    sec_train(doc, d)
+    write_atomic(out, "\n".join(doc.out).rstrip("\n") + "\n")
+
+
+COMMANDS = {"reversal": cmd_reversal, "theorem1": cmd_theorem1, "band": cmd_band,
+            "identities": cmd_identities, "sinks": cmd_sinks, "ari": cmd_ari, "prune": cmd_prune,
+            "prune-plot": cmd_prune_plot, "collapse": cmd_collapse,
+            "collapse-plot": cmd_collapse_plot, "train": cmd_train, "regime": cmd_regime}
+
+
+def main(argv):
+    if len(argv) >= 2 and argv[1] in ("-h", "--help"):
+        sys.stdout.write(__doc__)
+        return 0
+    if len(argv) >= 2 and argv[1] == "--version":
+        print("%s %s" % (PROG, VERSION))
+        return 0
+    if len(argv) < 3:
+        sys.stderr.write("%s: usage: paper.py COMMAND OUT INPUT... (--help)\n" % PROG)
+        return 2
+    cmd, out, ins = argv[1], argv[2], argv[3:]
+    if cmd == "results":
+        if not ins:
+            sys.stderr.write("%s: results: PAPER_DIR missing\n" % PROG)
+            return 2
+        cmd_results(out, ins)
+        return 0
+    if cmd not in COMMANDS:
+        sys.stderr.write("%s: unknown command '%s'\n" % (PROG, cmd))
+        return 2
+    if not ins:
+        sys.stderr.write("%s: %s: no input tables\n" % (PROG, cmd))
+        return 2
+    COMMANDS[cmd](out, ins)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,572 @@
+/* extract: run a transformer over token windows and write every attention row as
+ * log-probabilities (the attention file), optionally the per-token negative log-likelihood and
+ * perplexity, optionally with heads pruned. One sequence at a time, so memory does not grow
+ * with the number of sequences. */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <gsl/gsl_rng.h>
+#include <hdf5.h>
+#include <libgen.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "attnio.h"
+#include "cli.h"
+#include "h5io.h"
+#include "model.h"
+#include "tok.h"
+
+static void usage(void) {
+    printf(
+        "Usage: %s --model PATH (--text FILE | --ids FILE) [options] OUTPUT|-\n"
+        "       %s --model PATH (--text FILE | --ids FILE) --no-attention [--nll FILE]\n"
+        "Run a model over S windows of T tokens and write its attention rows as natural-log\n"
+        "probabilities (score - logsumexp(scores)) for every layer and head: the attention file.\n\n"
+        "Model and inputs:\n"
+        "      --model PATH      Hugging Face directory (config.json + model.safetensors or\n"
+        "                        model.safetensors.index.json; gpt2, gpt_neox, llama, qwen2, bert),\n"
+        "                        a *.gguf file, or a llama2.c *.bin checkpoint\n"
+        "      --tokenizer PATH  tokenizer (default: the model directory; the .gguf itself; the\n"
+        "                        tok*.bin beside a llama2.c .bin)\n"
+        "      --text FILE       UTF-8 text ('-' = stdin), tokenised whole, then cut into windows\n"
+        "      --ids FILE        token ids, one sequence per line (whitespace separated, used as\n"
+        "                        given: no BOS added); T = longest line, S = number of lines;\n"
+        "                        BERT pads shorter lines with [PAD] (masked keys), causal models\n"
+        "                        need equal lengths. Blank lines and '#' lines are skipped\n"
+        "  -S, --sequences N     windows taken from --text (64)\n"
+        "  -T, --tokens N        tokens per window, specials included (128)\n"
+        "      --seed N          seed of the random window offsets (1)\n"
+        "      --sequential      consecutive windows from the start instead of random offsets\n"
+        "      --no-bos          do not prepend BOS (gpt2, gpt_neox: <|endoftext|>; llama: its\n"
+        "                        BOS; qwen2 never gets one; bert is always [CLS] ... [SEP])\n"
+        "Outputs:\n"
+        "      --layers LIST     layers to write, e.g. 0,2,5-7 (all); recorded as 'layer_index'\n"
+        "      --heads LIST      heads to write (all); recorded as 'head_index'\n"
+        "      --sink K          sink key index stored in the file (0)\n"
+        "      --nll FILE        TSV of per-token negative log-likelihood: '# ' provenance, then\n"
+        "                        '# perplexity', '# tokens' lines, header seq pos token nll;\n"
+        "                        position t predicts token t+1. Not for bert\n"
+        "      --logits FILE     HDF5 dataset 'logits' float32 [S,T,vocab] (validation; large)\n"
+        "      --mask FILE       heads to prune, one 'layer head' per line (0-based; '#' comments):\n"
+        "                        their outputs are zeroed before the output projection\n"
+        "      --no-attention    write no attention file (OUTPUT not needed); prints perplexity\n"
+        "      --threads N       OpenMP threads (all cores); OpenBLAS runs single-threaded inside\n"
+        "      --batch N         sequences per forward pass (4): larger GEMMs, same results\n"
+        "  -h, --help, -V, --version\n\n"
+        "When perplexity is computed (--nll, --no-attention) and OUTPUT is not stdout,\n"
+        "'perplexity<TAB>value' is printed on stdout.\n\n"
+        "Memory: the weights as float32 (4 bytes per parameter; F16/BF16 files are converted,\n"
+        "F32 files are memory-mapped, GPT-2's Conv1D weights are transposed copies), the token\n"
+        "ids of the text, plus batch x (4*L*H*T*T bytes of attention, 4*T*vocab bytes of logits with --nll/--logits/\n"
+        "--no-attention, 4*T*(6*hidden + 2*ffn) bytes of activations) + 8*T*T*threads bytes;\n"
+        "independent of S.\n",
+        cli_prog(), cli_prog());
+}
+
+typedef struct {
+    const char *model, *tokenizer, *text, *ids, *layers, *heads, *nll, *logits, *mask, *out;
+    int S, T, sink, sequential, no_bos, no_attention, threads, batch;
+    long long seed;
+} opts;
+
+enum { O_MODEL = 256, O_TOK, O_TEXT, O_IDS, O_SEED, O_SEQ, O_NOBOS, O_LAYERS, O_HEADS, O_SINK, O_NLL,
+       O_LOGITS, O_MASK, O_NOATT, O_THREADS, O_BATCH };
+
+static void parse_args(int argc, char **argv, opts *o) {
+    static const struct option lo[] = {
+        {"model", 1, 0, O_MODEL}, {"tokenizer", 1, 0, O_TOK}, {"text", 1, 0, O_TEXT}, {"ids", 1, 0, O_IDS},
+        {"sequences", 1, 0, 'S'}, {"tokens", 1, 0, 'T'}, {"seed", 1, 0, O_SEED}, {"sequential", 0, 0, O_SEQ},
+        {"no-bos", 0, 0, O_NOBOS}, {"layers", 1, 0, O_LAYERS}, {"heads", 1, 0, O_HEADS}, {"sink", 1, 0, O_SINK},
+        {"nll", 1, 0, O_NLL}, {"logits", 1, 0, O_LOGITS}, {"mask", 1, 0, O_MASK},
+        {"no-attention", 0, 0, O_NOATT}, {"threads", 1, 0, O_THREADS}, {"batch", 1, 0, O_BATCH}, {"help", 0, 0, 'h'},
+        {"version", 0, 0, 'V'}, {0, 0, 0, 0}};
+    *o = (opts){.S = 64, .T = 128, .seed = 1, .batch = 4};
+    int c;
+    while ((c = getopt_long(argc, argv, "S:T:hV", lo, NULL)) != -1) {
+        switch (c) {
+        case O_MODEL: o->model = optarg; break;
+        case O_TOK: o->tokenizer = optarg; break;
+        case O_TEXT: o->text = optarg; break;
+        case O_IDS: o->ids = optarg; break;
+        case 'S': o->S = (int)cli_parse_long("sequences", optarg, 1, 1 << 24); break;
+        case 'T': o->T = (int)cli_parse_long("tokens", optarg, 2, 1 << 16); break;
+        case O_SEED: o->seed = cli_parse_long("seed", optarg, 0, (1L << 62)); break;
+        case O_SEQ: o->sequential = 1; break;
+        case O_NOBOS: o->no_bos = 1; break;
+        case O_LAYERS: o->layers = optarg; break;
+        case O_HEADS: o->heads = optarg; break;
+        case O_SINK: o->sink = (int)cli_parse_long("sink", optarg, 0, 1 << 16); break;
+        case O_NLL: o->nll = optarg; break;
+        case O_LOGITS: o->logits = optarg; break;
+        case O_MASK: o->mask = optarg; break;
+        case O_NOATT: o->no_attention = 1; break;
+        case O_THREADS: o->threads = (int)cli_parse_long("threads", optarg, 1, 1024); break;
+        case O_BATCH: o->batch = (int)cli_parse_long("batch", optarg, 1, 1024); break;
+        case 'h': usage(); exit(0);
+        case 'V': cli_print_version(); exit(0);
+        default: die_usage("unknown or incomplete option (see --help)");
+        }
+    }
+    if (!o->model) die_usage("--model is required (see --help)");
+    if (!o->text == !o->ids) die_usage("give exactly one of --text and --ids (see --help)");
+    if (o->no_attention) {
+        if (optind < argc) die_usage("--no-attention takes no OUTPUT");
+    } else {
+        if (optind != argc - 1) die_usage("expected one OUTPUT (see --help)");
+        o->out = argv[optind];
+    }
+}
+
+/* ---- inputs ------------------------------------------------------------------------------ */
+
+typedef struct {
+    int S, T;
+    int32_t *ids;      /* S*T */
+    uint8_t *valid;    /* S*T */
+    int padded;        /* some position is padding */
+    char sha[65];      /* of the text or ids input, as read (stdin included) */
+} batch;
+
+/* "0,2,5-7" → flags[0..n); dies on anything outside [0, n). */
+static int parse_list(const char *opt, const char *s, int n, int *idx) {
+    int *flag = xcalloc((size_t)n, sizeof *flag), k = 0;
+    const char *p = s;
+    while (*p) {
+        char *end;
+        long a = strtol(p, &end, 10), b = a;
+        if (end == p) die_usage("--%s: '%s' is not a list like 0,2,5-7", opt, s);
+        if (*end == '-') {
+            p = end + 1;
+            b = strtol(p, &end, 10);
+            if (end == p) die_usage("--%s: '%s' is not a list like 0,2,5-7", opt, s);
+        }
+        if (a < 0 || b >= n || a > b) die_usage("--%s: '%s' selects outside 0..%d", opt, s, n - 1);
+        for (long i = a; i <= b; i++) flag[i] = 1;
+        if (*end && *end != ',') die_usage("--%s: '%s' is not a list like 0,2,5-7", opt, s);
+        p = *end ? end + 1 : end;
+    }
+    for (int i = 0; i < n; i++)
+        if (flag[i]) idx[k++] = i;
+    free(flag);
+    if (!k) die_usage("--%s: empty selection", opt);
+    return k;
+}
+
+static void check_ids(const char *file, const int32_t *ids, size_t n, int vocab) {
+    for (size_t i = 0; i < n; i++)
+        if (ids[i] < 0 || ids[i] >= vocab)
+            die_data(file, "token id %d out of range [0, %d)", ids[i], vocab);
+}
+
+/* --ids: one sequence per line; BERT pads to the longest line, causal models need equal lines. */
+static void read_ids(const opts *o, const model *m, batch *b) {
+    size_t len;
+    /* static: an error exit mid-parse leaves these reachable (LeakSanitizer in make sanitize) */
+    static char *buf;
+    static int *lens;
+    static int32_t *all;
+    buf = (char *)cli_slurp(o->ids, &len);
+    cli_sha256_hex(buf, len, b->sha);
+    buf = xrealloc(buf, len + 1);
+    buf[len] = 0;
+    int cap = 0, nseq = 0;
+    size_t nall = 0, allcap = 0;
+    char *save = NULL;
+    int lineno = 0;
+    for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        lineno++;
+        char *p = line;
+        while (isspace((unsigned char)*p)) p++;
+        if (!*p || *p == '#') continue;
+        if (nseq == cap) lens = xrealloc(lens, sizeof *lens * (size_t)(cap = cap ? 2 * cap : 64));
+        lens[nseq] = 0;
+        while (*p) {
+            char *end;
+            errno = 0;
+            long v = strtol(p, &end, 10);
+            if (end == p || errno || v < INT32_MIN || v > INT32_MAX || (*end && !isspace((unsigned char)*end)))
+                die_data(o->ids, "line %d: '%.20s' is not a token id", lineno, p);
+            if (v < 0 || v >= m->cfg.vocab)
+                die_data(o->ids, "line %d: token id %ld out of range [0, %d)", lineno, v, m->cfg.vocab);
+            if (nall == allcap) all = xrealloc(all, sizeof *all * (allcap = allcap ? 2 * allcap : 1024));
+            all[nall++] = (int32_t)v;
+            lens[nseq]++;
+            p = end;
+            while (isspace((unsigned char)*p)) p++;
+        }
+        nseq++;
+    }
+    if (!nseq) die_data(o->ids, "no token ids");
+    int T = 0;
+    for (int s = 0; s < nseq; s++) T = lens[s] > T ? lens[s] : T;
+    if (T < 2) die_data(o->ids, "sequences need at least 2 tokens");
+    b->S = nseq, b->T = T;
+    b->ids = xcalloc((size_t)nseq * T, sizeof *b->ids);
+    b->valid = xcalloc((size_t)nseq * T, 1);
+    int pad = m->cfg.pad_id >= 0 ? m->cfg.pad_id : 0;
+    for (int s = 0, at = 0; s < nseq; at += lens[s], s++) {
+        if (lens[s] != T && m->cfg.causal)
+            die_data(o->ids, "sequence %d has %d ids, the longest has %d (causal models need equal lengths)",
+                     s + 1, lens[s], T);
+        for (int t = 0; t < T; t++) {
+            b->ids[(size_t)s * T + t] = t < lens[s] ? all[at + t] : pad;
+            b->valid[(size_t)s * T + t] = t < lens[s];
+        }
+        b->padded |= lens[s] != T;
+    }
+    free(all);
+    free(lens);
+    free(buf);
+    all = NULL, lens = NULL, buf = NULL;
+}
+
+/* The tokenizer path: explicit, else the model directory / .gguf / tok*.bin beside a .bin. */
+static char *tokenizer_path(const opts *o) {
+    if (o->tokenizer) return xstrdup(o->tokenizer);
+    struct stat sb;
+    size_t n = strlen(o->model);
+    if ((stat(o->model, &sb) == 0 && S_ISDIR(sb.st_mode)) || (n >= 5 && !strcmp(o->model + n - 5, ".gguf")))
+        return xstrdup(o->model);
+    char *copy = xstrdup(o->model), *dir = dirname(copy), *found = NULL;
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        size_t l = strlen(e->d_name);
+        if (!strncmp(e->d_name, "tok", 3) && l > 4 && !strcmp(e->d_name + l - 4, ".bin") &&
+            (!found || strcmp(e->d_name, strrchr(found, '/') + 1) < 0)) {
+            free(found);
+            found = xmalloc(strlen(dir) + l + 2);
+            sprintf(found, "%s/%s", dir, e->d_name);
+        }
+    }
+    if (d) closedir(d);
+    if (!found) die_data(o->model, "no tok*.bin beside this llama2.c checkpoint; give --tokenizer");
+    free(copy);
+    return found;
+}
+
+/* Special tokens around each window (§ BOS policy): [lead] text... [trail]. */
+static void specials(const opts *o, const model *m, const tok *tk, int *lead, int *trail) {
+    const model_config *c = &m->cfg;
+    *lead = *trail = -1;
+    if (c->family == FAM_BERT) {
+        *lead = tok_cls(tk) >= 0 ? tok_cls(tk) : tok_id(tk, "[CLS]");
+        *trail = tok_sep(tk) >= 0 ? tok_sep(tk) : tok_id(tk, "[SEP]");
+        if (*lead < 0 || *trail < 0) die_data(o->model, "tokenizer has no [CLS]/[SEP]");
+        return;
+    }
+    if (o->no_bos || c->family == FAM_QWEN2) return;
+    if (c->family == FAM_LLAMA)
+        *lead = tok_bos(tk) >= 0 ? tok_bos(tk) : c->bos_id;
+    else
+        *lead = tok_id(tk, "<|endoftext|>") >= 0 ? tok_id(tk, "<|endoftext|>") : c->bos_id;
+    if (*lead < 0) die_data(o->model, "no BOS token known; use --no-bos");
+}
+
+/* --text: tokenise the whole text, then S windows at seeded random offsets or consecutively. */
+static void read_text(const opts *o, const model *m, const char *tokpath, batch *b) {
+    size_t len;
+    static unsigned char *text;   /* static: reachable on error exits */
+    static int32_t *ids;
+    text = cli_slurp(o->text, &len);
+    cli_sha256_hex(text, len, b->sha);
+    if (!len) die_data(o->text, "empty text");
+    char err[1024];
+    tok *tk = tok_load(tokpath, m->cfg.model_type, err, sizeof err);
+    if (!tk) die_data(NULL, "%s", err);
+    int n = tok_encode(tk, (const char *)text, len, &ids);
+    free(text);
+    text = NULL;
+    if (n < 0) die_data(o->text, "cannot tokenise (not UTF-8?)");
+    if (n == 0) die_data(o->text, "empty text (no tokens)");
+    int lead, trail;
+    specials(o, m, tk, &lead, &trail);
+    tok_free(tk);
+    check_ids(o->text, ids, (size_t)n, m->cfg.vocab);
+    int need = o->T - (lead >= 0) - (trail >= 0);
+    if (need < 1) die_usage("--tokens %d leaves no room for text", o->T);
+    if (n < need) die_data(o->text, "%d tokens, fewer than one window of %d", n, need);
+    if (o->sequential && (long long)o->S * need > n)
+        die_data(o->text, "%d tokens, fewer than %d sequential windows of %d", n, o->S, need);
+    b->S = o->S, b->T = o->T;
+    b->ids = xmalloc(sizeof *b->ids * (size_t)b->S * b->T);
+    b->valid = xmalloc((size_t)b->S * b->T);
+    memset(b->valid, 1, (size_t)b->S * b->T);
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, (unsigned long)o->seed);
+    for (int s = 0; s < b->S; s++) {
+        long off = o->sequential ? (long)s * need : (long)gsl_rng_uniform_int(r, (unsigned long)(n - need + 1));
+        int32_t *w = b->ids + (size_t)s * b->T, t = 0;
+        if (lead >= 0) w[t++] = lead;
+        memcpy(w + t, ids + off, sizeof *ids * (size_t)need);
+        if (trail >= 0) w[t + need] = trail;
+    }
+    gsl_rng_free(r);
+    free(ids);
+    ids = NULL;
+}
+
+/* --mask: "layer head" per line → head_keep (1 = kept). */
+static uint8_t *read_mask(const char *path, const model_config *c) {
+    size_t len;
+    static char *buf;   /* static: reachable on error exits */
+    buf = (char *)cli_slurp(path, &len);
+    buf = xrealloc(buf, len + 1);
+    buf[len] = 0;
+    static uint8_t *keep;
+    keep = xmalloc((size_t)c->n_layer * c->n_head);
+    memset(keep, 1, (size_t)c->n_layer * c->n_head);
+    char *save = NULL;
+    int lineno = 0;
+    for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        lineno++;
+        char *p = line;
+        while (isspace((unsigned char)*p)) p++;
+        if (!*p || *p == '#') continue;
+        int l, h, used = 0;
+        if (sscanf(p, "%d %d %n", &l, &h, &used) != 2 || p[used])
+            die_data(path, "line %d: expected 'layer head'", lineno);
+        if (l < 0 || l >= c->n_layer || h < 0 || h >= c->n_head)
+            die_data(path, "line %d: head %d %d outside %d layers x %d heads", lineno, l, h, c->n_layer, c->n_head);
+        keep[(size_t)l * c->n_head + h] = 0;
+    }
+    free(buf);
+    buf = NULL;
+    return keep;
+}
+
+/* ---- provenance -------------------------------------------------------------------------- */
+
+static void prov_file(prov *p, const char *path) {
+    char hex[65];
+    if (cli_is_stdio(path)) return;
+    if (cli_sha256_file(path, hex) != 0) die_data(path, "cannot read");
+    prov_input(p, path, hex);
+}
+
+/* Tokenizer files actually present at the tokenizer path. */
+static void prov_tokenizer(prov *p, const char *tokpath) {
+    struct stat sb;
+    if (stat(tokpath, &sb) != 0) return;
+    if (!S_ISDIR(sb.st_mode)) {
+        prov_file(p, tokpath);
+        return;
+    }
+    static const char *names[] = {"tokenizer.json", "vocab.json", "merges.txt", "vocab.txt", "tokenizer.model",
+                                  "tokenizer_config.json", "special_tokens_map.json"};
+    char f[4096];
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        snprintf(f, sizeof f, "%s/%s", tokpath, names[i]);
+        if (stat(f, &sb) == 0) prov_file(p, f);
+    }
+}
+
+static char *make_prov(const opts *o, const model *m, const char *tokpath, const batch *b) {
+    prov *p = prov_new();
+    if (m->n_files)
+        for (int i = 0; i < m->n_files; i++) prov_file(p, m->files[i]);
+    else
+        prov_file(p, o->model);
+    if (tokpath) prov_tokenizer(p, tokpath);
+    prov_input(p, cli_display_name(o->text ? o->text : o->ids), b->sha);
+    if (o->mask) prov_file(p, o->mask);
+    prov_opt_str(p, "model", o->model);
+    prov_opt_str(p, "tokenizer", tokpath ? tokpath : "");
+    prov_opt_str(p, "text", o->text ? o->text : "");
+    prov_opt_str(p, "ids", o->ids ? o->ids : "");
+    prov_opt_int(p, "sequences", b->S);   /* as used: --ids sets both from the file */
+    prov_opt_int(p, "tokens", b->T);
+    prov_opt_int(p, "seed", o->seed);
+    prov_opt_int(p, "sequential", o->sequential);
+    prov_opt_int(p, "no_bos", o->no_bos);
+    prov_opt_str(p, "layers", o->layers ? o->layers : "all");
+    prov_opt_str(p, "heads", o->heads ? o->heads : "all");
+    prov_opt_int(p, "sink", o->sink);
+    prov_opt_str(p, "nll", o->nll ? o->nll : "");
+    prov_opt_str(p, "logits", o->logits ? o->logits : "");
+    prov_opt_str(p, "mask", o->mask ? o->mask : "");
+    prov_opt_int(p, "no_attention", o->no_attention);
+    prov_opt_int(p, "batch", o->batch);
+    prov_opt_str(p, "family", m->cfg.model_type);
+    char *js = prov_json(p);
+    prov_free(p);
+    return js;
+}
+
+/* ---- outputs ----------------------------------------------------------------------------- */
+
+typedef struct {
+    hid_t f, dset;
+    const char *path;
+} logits_out;
+
+static void logits_open(logits_out *lo, const char *path, int S, int T, int V, const char *provjs) {
+    lo->path = path;
+    lo->f = h5io_create(path);
+    h5io_attr_str(lo->f, "/", "provenance", provjs);
+    hsize_t dims[3] = {(hsize_t)S, (hsize_t)T, (hsize_t)V};
+    hid_t sp = H5Screate_simple(3, dims, NULL);
+    lo->dset = H5Dcreate2(lo->f, "logits", H5T_IEEE_F32LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    H5Sclose(sp);
+    if (lo->dset < 0) die_data(path, "cannot create dataset 'logits'");
+}
+
+static void logits_write(logits_out *lo, int s, int T, int V, const float *x) {
+    hsize_t start[3] = {(hsize_t)s, 0, 0}, count[3] = {1, (hsize_t)T, (hsize_t)V};
+    hid_t fs = H5Dget_space(lo->dset), ms = H5Screate_simple(3, count, NULL);
+    H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL);
+    herr_t e = H5Dwrite(lo->dset, H5T_NATIVE_FLOAT, ms, fs, H5P_DEFAULT, x);
+    H5Sclose(ms);
+    H5Sclose(fs);
+    if (e < 0) die_data(lo->path, "cannot write logits of sequence %d", s);
+}
+
+/* NLL of every predicted token of one sequence (both positions valid), appended to rows. */
+static void nll_seq(const batch *b, int s, int V, const float *logits, strbuf *rows, double *sum, long long *n) {
+    const int32_t *ids = b->ids + (size_t)s * b->T;
+    const uint8_t *v = b->valid + (size_t)s * b->T;
+    for (int t = 0; t + 1 < b->T; t++) {
+        if (!v[t] || !v[t + 1]) continue;
+        const float *z = logits + (size_t)t * V;
+        double mx = -INFINITY, acc = 0;
+        for (int j = 0; j < V; j++) mx = z[j] > mx ? z[j] : mx;
+        for (int j = 0; j < V; j++) acc += exp(z[j] - mx);
+        double nll = mx + log(acc) - z[ids[t + 1]];
+        *sum += nll;
+        (*n)++;
+        if (rows) sb_printf(rows, "%d\t%d\t%d\t%.6f\n", s, t + 1, ids[t + 1], nll);
+    }
+}
+
+static void write_nll(const char *path, const char *provjs, double ppl, long long n, const strbuf *rows) {
+    strbuf out = {0};
+    sb_printf(&out, "# %s\n# perplexity\t%.6f\n# tokens\t%lld\nseq\tpos\ttoken\tnll\n", provjs, ppl, n);
+    if (rows->len) sb_printf(&out, "%s", rows->s);
+    cli_write_bytes(path, out.s, out.len);
+    sb_free(&out);
+}
+
+/* Selected heads of selected layers, one [H'][T][T] block per layer, from the full tensor. */
+static void write_blocks(attn_writer *w, int s, const float *all, const model_config *c, int T, const int *li,
+                         int nl, const int *hi, int nh, float *block) {
+    size_t tt = (size_t)T * T;
+    for (int a = 0; a < nl; a++) {
+        const float *layer = all + (size_t)li[a] * c->n_head * tt;
+        if (nh == c->n_head) {
+            attn_write_block(w, s, a, layer);
+            continue;
+        }
+        for (int h = 0; h < nh; h++) memcpy(block + h * tt, layer + (size_t)hi[h] * tt, sizeof(float) * tt);
+        attn_write_block(w, s, a, block);
+    }
+}
+
+static void write_index(attn_writer *w, const char *name, const int *idx, int n, int total) {
+    if (n == total) return;
+    hsize_t d = (hsize_t)n;
+    h5io_write_i32(attn_writer_file(w), name, 1, &d, idx);
+}
+
+int main(int argc, char **argv) {
+    cli_init(argv[0]);
+    h5io_quiet();
+    static opts o;       /* static: everything main holds stays reachable on error exits */
+    static batch b;
+    parse_args(argc, argv, &o);
+    model_set_threads(o.threads);
+    char err[2048];
+    static model *m;
+    m = model_load(o.model, err, sizeof err);
+    if (!m) die_data(NULL, "%s", err);
+    const model_config *c = &m->cfg;
+    int want_lm = o.nll || o.logits || o.no_attention;
+    if (want_lm && c->family == FAM_BERT)
+        die_usage("%s: bert has no language-model head (no --nll, --logits or --no-attention)", o.model);
+    static char *tokpath;
+    tokpath = o.text ? tokenizer_path(&o) : NULL;
+    if (o.ids)
+        read_ids(&o, m, &b);
+    else
+        read_text(&o, m, tokpath, &b);
+    if (b.T > c->max_pos)
+        die_data(o.model, "%d tokens per sequence exceed the model's %d positions", b.T, c->max_pos);
+    if (o.sink >= b.T) die_usage("--sink %d is not below T = %d", o.sink, b.T);
+    static int *li, *hi;
+    li = xmalloc(sizeof(int) * c->n_layer), hi = xmalloc(sizeof(int) * c->n_head);
+    int nl = o.layers ? parse_list("layers", o.layers, c->n_layer, li) : c->n_layer;
+    int nh = o.heads ? parse_list("heads", o.heads, c->n_head, hi) : c->n_head;
+    for (int i = 0; !o.layers && i < nl; i++) li[i] = i;
+    for (int i = 0; !o.heads && i < nh; i++) hi[i] = i;
+    static uint8_t *keep;
+    static char *provjs;
+    keep = o.mask ? read_mask(o.mask, c) : NULL;
+    provjs = make_prov(&o, m, tokpath, &b);
+
+    attn_writer *w = NULL;
+    if (!o.no_attention) {
+        attn_meta meta = {.S = b.S, .L = nl, .H = nh, .T = b.T, .causal = c->causal, .sink = o.sink,
+                          .logprob = 1, .seed = o.ids ? -1 : o.seed};
+        snprintf(meta.model, sizeof meta.model, "%s", o.model);
+        snprintf(meta.family, sizeof meta.family, "%s", c->model_type);
+        snprintf(meta.text, sizeof meta.text, "%s", o.text ? o.text : o.ids);
+        w = attn_create(o.out, &meta, provjs);
+        attn_write_tokens(w, b.ids);
+        if (b.padded || !c->causal) attn_write_valid(w, b.valid);
+        write_index(w, "layer_index", li, nl, c->n_layer);
+        write_index(w, "head_index", hi, nh, c->n_head);
+    }
+    logits_out lo = {0};
+    if (o.logits) logits_open(&lo, o.logits, b.S, b.T, c->vocab, provjs);
+
+    size_t tt = (size_t)b.T * b.T, per_seq = tt * c->n_layer * c->n_head;
+    int B = o.batch < b.S ? o.batch : b.S;
+    static float *att, *block, *logits;
+    static strbuf rows;
+    att = w ? xmalloc(sizeof(float) * per_seq * B) : NULL;
+    block = w && nh != c->n_head ? xmalloc(sizeof(float) * tt * nh) : NULL;
+    logits = want_lm ? xmalloc(sizeof(float) * b.T * (size_t)c->vocab * B) : NULL;
+    double nll_sum = 0;
+    long long nll_n = 0;
+    progress pg;
+    progress_begin(&pg, "extract", b.S);
+    for (int s0 = 0; s0 < b.S; s0 += B) {
+        int nb = b.S - s0 < B ? b.S - s0 : B;
+        size_t at = (size_t)s0 * b.T;
+        int rc = model_forward_batch(m, b.ids + at, b.valid + at, nb, b.T, keep, att, logits);
+        if (rc) die_data(o.model, "forward pass failed on sequences %d-%d (code %d)", s0, s0 + nb - 1, rc);
+        for (int k = 0; k < nb; k++) {
+            const float *lk = logits ? logits + (size_t)k * b.T * c->vocab : NULL;
+            if (w) write_blocks(w, s0 + k, att + per_seq * k, c, b.T, li, nl, hi, nh, block);
+            if (lk) nll_seq(&b, s0 + k, c->vocab, lk, o.nll ? &rows : NULL, &nll_sum, &nll_n);
+            if (o.logits) logits_write(&lo, s0 + k, b.T, c->vocab, lk);
+        }
+        progress_update(&pg, s0 + nb);
+    }
+    progress_end(&pg);
+    double ppl = nll_n ? exp(nll_sum / nll_n) : NAN;
+    if (o.nll) write_nll(o.nll, provjs, ppl, nll_n, &rows);
+    if (o.logits) {
+        H5Dclose(lo.dset);
+        h5io_finish(lo.f, o.logits);
+    }
+    if (w) attn_finish(w);
+    if (want_lm && (o.no_attention || !cli_is_stdio(o.out)) && !(o.nll && cli_is_stdio(o.nll))) printf("perplexity\t%.6f\n", ppl);
+    sb_free(&rows);
+    free(att);
+    free(block);
+    free(logits);
+    free(keep);
+    free(li);
+    free(hi);
+    free(provjs);
+    free(tokpath);
+    free(b.ids);
+    free(b.valid);
+    model_free(m);
+    return 0;
+}

@@ -1,0 +1,290 @@
+/* model: the forward pass of every supported block type (hf-checkpoints.md §3.3, §4.3, §5.3,
+ * §6.3, §7.3) over one sequence, in float32. Projections are one cblas_sgemm over all T
+ * positions; attention runs one head per OpenMP thread (OpenBLAS single-threaded inside the
+ * region), and each row is kept as log-probabilities score − logsumexp(scores), so nothing
+ * underflows. */
+#include <cblas.h>
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "model.h"
+
+/* All parallelism is OpenMP; OpenBLAS runs single-threaded inside each OpenMP thread. Mixing
+ * OpenBLAS's own thread pool with OpenMP regions makes the two pools spin against each other. */
+void model_set_threads(int n) {
+    openblas_set_num_threads(1);
+    if (n > 0) omp_set_num_threads(n);
+}
+
+void model_free(model *m) {
+    if (!m) return;
+    if (m->release) m->release(m);
+    free(m);
+}
+
+/* y[T][n_out] = x[T][n_in] · Wᵀ + b, W in nn.Linear layout [n_out, n_in]. The output columns
+ * are split into one slab per thread (a multiple of 64 wide), each a single-threaded sgemm. */
+static void linear(float *y, const float *x, const float *W, const float *b, int T, int n_in, int n_out) {
+    int nt = omp_get_max_threads(), slab = (n_out + nt - 1) / nt;
+    slab = (slab + 63) / 64 * 64;
+    int nslab = (n_out + slab - 1) / slab;
+#pragma omp parallel for schedule(static)
+    for (int k = 0; k < nslab; k++) {
+        int o0 = k * slab, n = n_out - o0 < slab ? n_out - o0 : slab;
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, n, n_in, 1.0f, x, n_in, W + (size_t)o0 * n_in,
+                    n_in, 0.0f, y + o0, n_out);
+        if (b)
+            for (int t = 0; t < T; t++)
+                for (int o = o0; o < o0 + n; o++) y[(size_t)t * n_out + o] += b[o];
+    }
+}
+
+/* LayerNorm with biased variance (two passes in double), or RMSNorm x/sqrt(mean(x²)+eps)·w. */
+static void norm(float *y, const float *x, const float *w, const float *b, int T, int d, model_norm kind,
+                 float eps) {
+    for (int t = 0; t < T; t++) {
+        const float *xt = x + (size_t)t * d;
+        float *yt = y + (size_t)t * d;
+        double mean = 0, var = 0;
+        if (kind == NORM_LAYER) {
+            for (int i = 0; i < d; i++) mean += xt[i];
+            mean /= d;
+        }
+        for (int i = 0; i < d; i++) var += (xt[i] - mean) * (xt[i] - mean);
+        float inv = (float)(1.0 / sqrt(var / d + eps));
+        for (int i = 0; i < d; i++) {
+            float v = (float)(xt[i] - mean) * inv;
+            yt[i] = w[i] * v + (b ? b[i] : 0.0f);
+        }
+    }
+}
+
+static float act(float x, model_act a) {
+    switch (a) {
+    case ACT_GELU_ERF: return 0.5f * x * (1.0f + erff(x * (float)M_SQRT1_2));
+    /* 0.5·x·(1 + tanh u) = x·sigmoid(2u): the same function, one expf instead of tanhf */
+    case ACT_GELU_TANH: return x / (1.0f + expf(-1.5957691216057308f * (x + 0.044715f * x * x * x)));
+    case ACT_SILU: return x / (1.0f + expf(-x));
+    case ACT_RELU: return x > 0 ? x : 0.0f;
+    case ACT_QUICK_GELU: return x / (1.0f + expf(-1.702f * x));
+    }
+    return x;
+}
+
+/* Half-split RoPE (§2.1, §2.3) on the first rotary_dim components of each of nh heads. */
+static void rope(float *x, int T, int nh, int hd, int rd, const float *cs, const float *sn) {
+    int half = rd / 2;
+    for (int t = 0; t < T; t++)
+        for (int h = 0; h < nh; h++) {
+            float *v = x + ((size_t)t * nh + h) * hd;
+            const float *c = cs + (size_t)t * half, *s = sn + (size_t)t * half;
+            for (int i = 0; i < half; i++) {
+                float a = v[i], b = v[i + half];
+                v[i] = a * c[i] - b * s[i];
+                v[i + half] = b * c[i] + a * s[i];
+            }
+        }
+}
+
+/* Row t of S becomes log-probabilities over its keys (j ≤ t when causal, valid keys otherwise);
+ * P receives the probabilities (0 outside the row). */
+static void log_softmax_rows(float *S, float *P, int T, int causal, const uint8_t *valid) {
+    for (int t = 0; t < T; t++) {
+        float *s = S + (size_t)t * T, *p = P + (size_t)t * T;
+        int n = causal ? t + 1 : T, any = 0;
+        float mx = -INFINITY;
+        for (int j = 0; j < n; j++)
+            if (causal || !valid || valid[j]) {
+                if (s[j] > mx) mx = s[j];
+                any = 1;
+            }
+        double sum = 0;
+        for (int j = 0; j < n; j++)
+            if (causal || !valid || valid[j]) sum += exp((double)s[j] - mx);
+        float lse = any ? mx + (float)log(sum) : 0.0f;
+        for (int j = 0; j < T; j++) {
+            int in = j < n && (causal || !valid || valid[j]);
+            s[j] = in ? s[j] - lse : -INFINITY;
+            p[j] = in ? expf(s[j]) : 0.0f;
+        }
+    }
+}
+
+/* Activations of B sequences of T positions, row r = b*T + t. */
+typedef struct {
+    int B, T, N;               /* N = B*T rows */
+    float *x, *a, *q, *k, *v, *ctx, *o, *up, *gate, *m, *scratch, *cs, *sn;
+} workspace;
+
+static void ws_alloc(workspace *w, const model_config *c, int B, int T, int nthreads) {
+    size_t d = (size_t)c->d_model, qd = (size_t)c->n_head * c->head_dim, kd = (size_t)c->n_kv_head * c->head_dim;
+    size_t N = (size_t)B * T;
+    w->B = B, w->T = T, w->N = (int)N;
+    w->x = xmalloc(sizeof(float) * N * d);
+    w->a = xmalloc(sizeof(float) * N * d);
+    w->o = xmalloc(sizeof(float) * N * d);
+    w->m = xmalloc(sizeof(float) * N * d);
+    w->q = xmalloc(sizeof(float) * N * qd);
+    w->ctx = xmalloc(sizeof(float) * N * qd);
+    w->k = xmalloc(sizeof(float) * N * kd);
+    w->v = xmalloc(sizeof(float) * N * kd);
+    w->up = xmalloc(sizeof(float) * N * (size_t)c->d_ff);
+    w->gate = c->gated_mlp ? xmalloc(sizeof(float) * N * (size_t)c->d_ff) : NULL;
+    w->scratch = xmalloc(sizeof(float) * 2 * (size_t)T * T * (size_t)nthreads);
+    size_t half = c->rotary_dim > 0 ? (size_t)c->rotary_dim / 2 : 1;
+    w->cs = xmalloc(sizeof(float) * T * half);
+    w->sn = xmalloc(sizeof(float) * T * half);
+    if (c->rotary_dim > 0)
+        for (int t = 0; t < T; t++)
+            for (size_t i = 0; i < half; i++) {
+                float ang = (float)t * c->inv_freq[i];   /* float32 angle, as HF forces */
+                w->cs[t * half + i] = cosf(ang);
+                w->sn[t * half + i] = sinf(ang);
+            }
+}
+
+static void ws_free(workspace *w) {
+    float *p[] = {w->x, w->a, w->q, w->k, w->v, w->ctx, w->o, w->up, w->gate, w->m, w->scratch, w->cs, w->sn};
+    for (size_t i = 0; i < sizeof p / sizeof p[0]; i++) free(p[i]);
+}
+
+/* Attention of one layer from w->q/k/v into w->ctx, one (sequence, head) per thread. GQA: query
+ * head h reads KV head h / (n_head / n_kv_head). logp (may be NULL) is [B][L][H][T][T]. */
+static void attention(const model *m, workspace *w, int l, const uint8_t *valid, const uint8_t *head_keep,
+                      float *logp) {
+    const model_config *c = &m->cfg;
+    int nh = c->n_head, hd = c->head_dim, rep = c->n_head / c->n_kv_head, T = w->T;
+    int qd = nh * hd, kd = c->n_kv_head * hd;
+    size_t tt = (size_t)T * T;
+    float scale = 1.0f / sqrtf((float)hd);
+#pragma omp parallel for schedule(static)
+    for (int bh = 0; bh < w->B * nh; bh++) {
+        int b = bh / nh, h = bh % nh;
+        float *S = w->scratch + 2 * tt * omp_get_thread_num(), *P = S + tt;
+        if (logp) S = logp + (((size_t)b * c->n_layer + l) * nh + h) * tt;
+        size_t row0 = (size_t)b * T;
+        const float *qh = w->q + row0 * qd + (size_t)h * hd;
+        const float *kh = w->k + row0 * kd + (size_t)(h / rep) * hd, *vh = w->v + row0 * kd + (size_t)(h / rep) * hd;
+        float *oh = w->ctx + row0 * qd + (size_t)h * hd;
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hd, scale, qh, qd, kh, kd, 0.0f, S, T);
+        log_softmax_rows(S, P, T, c->causal, valid ? valid + row0 : NULL);
+        if (head_keep && !head_keep[(size_t)l * nh + h]) {
+            for (int t = 0; t < T; t++) memset(oh + (size_t)t * qd, 0, sizeof(float) * hd);
+        } else {
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hd, T, 1.0f, P, T, vh, kd, 0.0f, oh, qd);
+        }
+    }
+}
+
+/* q, k, v projections, RoPE, attention and the output projection into w->o. */
+static void attn_block(const model *m, const model_layer *y, workspace *w, const float *in, int l,
+                       const uint8_t *valid, const uint8_t *head_keep, float *logp) {
+    const model_config *c = &m->cfg;
+    int d = c->d_model, qd = c->n_head * c->head_dim, kd = c->n_kv_head * c->head_dim, N = w->N;
+    linear(w->q, in, y->wq, y->bq, N, d, qd);
+    linear(w->k, in, y->wk, y->bk, N, d, kd);
+    linear(w->v, in, y->wv, y->bv, N, d, kd);
+    if (c->rotary_dim > 0)
+        for (int b = 0; b < w->B; b++) {
+            rope(w->q + (size_t)b * w->T * qd, w->T, c->n_head, c->head_dim, c->rotary_dim, w->cs, w->sn);
+            rope(w->k + (size_t)b * w->T * kd, w->T, c->n_kv_head, c->head_dim, c->rotary_dim, w->cs, w->sn);
+        }
+    attention(m, w, l, valid, head_keep, logp);
+    linear(w->o, w->ctx, y->wo, y->bo, N, qd, d);
+}
+
+/* MLP of in into w->m: down(act(gate(in)) ⊙ up(in)) when gated, else down(act(up(in))). */
+static void mlp_block(const model_config *c, const model_layer *y, workspace *w, const float *in) {
+    size_t n = (size_t)w->N * c->d_ff;
+    linear(w->up, in, y->w_up, y->b_up, w->N, c->d_model, c->d_ff);
+    if (c->gated_mlp) {
+        linear(w->gate, in, y->w_gate, y->b_gate, w->N, c->d_model, c->d_ff);
+#pragma omp parallel for schedule(static)
+        for (size_t i = 0; i < n; i++) w->up[i] *= act(w->gate[i], c->act);
+    } else {
+#pragma omp parallel for schedule(static)
+        for (size_t i = 0; i < n; i++) w->up[i] = act(w->up[i], c->act);
+    }
+    linear(w->m, w->up, y->w_down, y->b_down, w->N, c->d_ff, c->d_model);
+}
+
+static void add(float *x, const float *y, size_t n) {
+    for (size_t i = 0; i < n; i++) x[i] += y[i];
+}
+
+/* Pre-LN decoder layer (GPT-2, NeoX, Llama, Qwen2); NeoX's parallel form reads x twice. */
+static void decoder_layer(const model *m, int l, workspace *w, const uint8_t *head_keep, float *logp) {
+    const model_config *c = &m->cfg;
+    const model_layer *y = &m->w.layers[l];
+    size_t n = (size_t)w->N * c->d_model;
+    norm(w->a, w->x, y->ln1_w, y->ln1_b, w->N, c->d_model, c->norm, c->norm_eps);
+    attn_block(m, y, w, w->a, l, NULL, head_keep, logp);
+    if (c->parallel_residual) {
+        norm(w->a, w->x, y->ln2_w, y->ln2_b, w->N, c->d_model, c->norm, c->norm_eps);
+        mlp_block(c, y, w, w->a);
+        for (size_t i = 0; i < n; i++) w->x[i] += w->m[i] + w->o[i];
+        return;
+    }
+    add(w->x, w->o, n);
+    norm(w->a, w->x, y->ln2_w, y->ln2_b, w->N, c->d_model, c->norm, c->norm_eps);
+    mlp_block(c, y, w, w->a);
+    add(w->x, w->m, n);
+}
+
+/* BERT post-LN encoder layer: x = LN(attn(x) + x); x = LN(ffn(x) + x). */
+static void encoder_layer(const model *m, int l, workspace *w, const uint8_t *valid, const uint8_t *head_keep,
+                          float *logp) {
+    const model_config *c = &m->cfg;
+    const model_layer *y = &m->w.layers[l];
+    size_t n = (size_t)w->N * c->d_model;
+    attn_block(m, y, w, w->x, l, valid, head_keep, logp);
+    add(w->o, w->x, n);
+    norm(w->x, w->o, y->ln1_w, y->ln1_b, w->N, c->d_model, c->norm, c->norm_eps);
+    mlp_block(c, y, w, w->x);
+    add(w->m, w->x, n);
+    norm(w->x, w->m, y->ln2_w, y->ln2_b, w->N, c->d_model, c->norm, c->norm_eps);
+}
+
+static void embed(const model *m, const int32_t *ids, workspace *w) {
+    const model_config *c = &m->cfg;
+    size_t d = (size_t)c->d_model;
+    for (int r = 0; r < w->N; r++) {
+        float *xt = w->x + r * d;
+        memcpy(xt, m->w.tok_emb + (size_t)ids[r] * d, sizeof(float) * d);
+        if (m->w.type_emb) add(xt, m->w.type_emb, d);
+        if (m->w.pos_emb) add(xt, m->w.pos_emb + (size_t)(r % w->T) * d, d);
+    }
+    if (c->post_ln) norm(w->x, w->x, m->w.emb_ln_w, m->w.emb_ln_b, w->N, c->d_model, c->norm, c->norm_eps);
+}
+
+int model_forward_batch(const model *m, const int32_t *ids, const uint8_t *valid, int B, int T,
+                        const uint8_t *head_keep, float *attn_logp, float *logits) {
+    const model_config *c = &m->cfg;
+    openblas_set_num_threads(1);
+    if (B <= 0 || T <= 0 || T > c->max_pos) return -1;
+    for (size_t r = 0; r < (size_t)B * T; r++)
+        if (ids[r] < 0 || ids[r] >= c->vocab) return -2;
+    workspace w;
+    ws_alloc(&w, c, B, T, omp_get_max_threads());
+    embed(m, ids, &w);
+    for (int l = 0; l < c->n_layer; l++) {
+        if (c->post_ln)
+            encoder_layer(m, l, &w, valid, head_keep, attn_logp);
+        else
+            decoder_layer(m, l, &w, head_keep, attn_logp);
+    }
+    if (logits && !c->post_ln) {
+        norm(w.a, w.x, m->w.lnf_w, m->w.lnf_b, w.N, c->d_model, c->norm, c->norm_eps);
+        linear(logits, w.a, m->w.lm_head, NULL, w.N, c->d_model, c->vocab);
+    }
+    ws_free(&w);
+    return 0;
+}
+
+int model_forward(const model *m, const int32_t *ids, const uint8_t *valid, int T, const uint8_t *head_keep,
+                  float *attn_logp, float *logits) {
+    return model_forward_batch(m, ids, valid, 1, T, head_keep, attn_logp, logits);
+}

@@ -1,0 +1,562 @@
+/* model_hf: a Hugging Face model directory (config.json + safetensors) → model. Follows
+ * shared/spec/hf-checkpoints.md: config defaults per family (§3.1, §4.1, §5.1, §6.1, §7.1), old and
+ * new RoPE spellings (§0, §2), name prefixes (§1.6) and layouts (GPT-2 Conv1D transposed, NeoX
+ * fused QKV de-interleaved). Every weight ends up float32 [out, in]. */
+#include <jansson.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "model.h"
+#include "safetensors.h"
+
+typedef struct {
+    st_set *st;
+    void **owned;
+    int nowned;
+    float *inv_freq;
+    model_layer *layers;
+} hf_state;
+
+/* Loading context: the config, the tensor set, the prefix in use and the first error. */
+typedef struct {
+    json_t *cfg;
+    st_set *st;
+    hf_state *hs;
+    const char *prefix;
+    char *err;
+    size_t errlen;
+    int failed;
+    char dir[3584];
+} hf_ctx;
+
+static void ctx_fail(hf_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void ctx_fail(hf_ctx *c, const char *fmt, ...) {
+    if (c->failed) return;
+    c->failed = 1;
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    snprintf(c->err, c->errlen, "%s: %s", c->dir, msg);
+}
+
+/* ---- config.json ------------------------------------------------------------------------- */
+
+/* First present numeric key of a NULL-terminated list in obj; def when none. null counts as
+ * absent (GPT-2's n_inner: null). */
+static double cfg_num_in(hf_ctx *c, json_t *obj, double def, const char *key, ...) {
+    va_list ap;
+    va_start(ap, key);
+    for (const char *k = key; k; k = va_arg(ap, const char *)) {
+        json_t *v = obj ? json_object_get(obj, k) : NULL;
+        if (!v || json_is_null(v)) continue;
+        va_end(ap);
+        if (json_is_number(v)) return json_number_value(v);
+        if (json_is_boolean(v)) return json_is_true(v);
+        ctx_fail(c, "config.json: '%s' is not a number", k);
+        return def;
+    }
+    va_end(ap);
+    return def;
+}
+#define CFG(c, def, ...) cfg_num_in((c), (c)->cfg, (def), __VA_ARGS__, (const char *)NULL)
+
+static const char *cfg_str(json_t *obj, const char *key, const char *def) {
+    json_t *v = obj ? json_object_get(obj, key) : NULL;
+    return json_is_string(v) ? json_string_value(v) : def;
+}
+
+static int parse_act(hf_ctx *c, const char *s, model_act *act) {
+    static const struct { const char *n; model_act a; } tab[] = {
+        {"gelu", ACT_GELU_ERF}, {"gelu_new", ACT_GELU_TANH}, {"gelu_fast", ACT_GELU_TANH},
+        {"gelu_pytorch_tanh", ACT_GELU_TANH}, {"silu", ACT_SILU}, {"swish", ACT_SILU},
+        {"relu", ACT_RELU}, {"quick_gelu", ACT_QUICK_GELU}};
+    for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
+        if (!strcmp(s, tab[i].n)) {
+            *act = tab[i].a;
+            return 0;
+        }
+    ctx_fail(c, "config.json: activation '%s' is not supported", s);
+    return -1;
+}
+
+void model_rope_default(float *inv, int dim, double theta) {
+    for (int i = 0; i < dim / 2; i++) {
+        float e = (float)(2 * i) / (float)dim;
+        inv[i] = 1.0f / powf((float)theta, e);
+    }
+}
+
+/* §2.4: the low band is divided by factor, the high band kept, the medium band (bounds
+ * inclusive) interpolated with the smooth factor computed from the unmodified frequency. */
+void model_rope_llama3(float *inv, int dim, double factor, double low, double high, double orig) {
+    float lo_wl = (float)(orig / low), hi_wl = (float)(orig / high);
+    for (int i = 0; i < dim / 2; i++) {
+        float f = inv[i], wl = 2.0f * (float)M_PI / f;
+        if (wl < hi_wl) continue;
+        if (wl > lo_wl) {
+            inv[i] = f / (float)factor;
+            continue;
+        }
+        float smooth = ((float)orig / wl - (float)low) / (float)(high - low);
+        inv[i] = (1.0f - smooth) * f / (float)factor + smooth * f;
+    }
+}
+
+/* RoPE: rope_parameters (v5) or rope_scaling (v4, type key "type" or "rope_type"), with the
+ * theta and partial factor from whichever spelling is present. */
+static void parse_rope(hf_ctx *c, model_config *k) {
+    json_t *rp = json_object_get(c->cfg, "rope_parameters");
+    if (!json_is_object(rp)) rp = json_object_get(c->cfg, "rope_scaling");
+    if (!json_is_object(rp)) rp = NULL;
+    int neox = k->family == FAM_NEOX;
+    double theta = cfg_num_in(c, rp, 0, "rope_theta", (const char *)NULL);
+    if (theta == 0) theta = neox ? CFG(c, 10000, "rope_theta", "rotary_emb_base") : CFG(c, 10000, "rope_theta");
+    double pf = cfg_num_in(c, rp, 0, "partial_rotary_factor", (const char *)NULL);
+    if (pf == 0) pf = neox ? CFG(c, 0.25, "partial_rotary_factor", "rotary_pct") : CFG(c, 1.0, "partial_rotary_factor");
+    k->rope_theta = (float)theta;
+    k->rotary_dim = (int)(k->head_dim * pf);
+    k->rotary_dim -= k->rotary_dim % 2;
+    if (theta <= 0 || k->rotary_dim <= 0 || k->rotary_dim > k->head_dim) {
+        ctx_fail(c, "config.json: bad RoPE settings (theta %g, rotary dims %d of %d)", theta, k->rotary_dim,
+                 k->head_dim);
+        return;
+    }
+    c->hs->inv_freq = xmalloc(sizeof(float) * (size_t)(k->rotary_dim / 2));
+    k->inv_freq = c->hs->inv_freq;
+    model_rope_default(k->inv_freq, k->rotary_dim, theta);
+    const char *type = rp ? cfg_str(rp, "rope_type", cfg_str(rp, "type", "default")) : "default";
+    /* dynamic NTK only changes anything beyond max_position_embeddings, which forward refuses */
+    if (!strcmp(type, "default") || !strcmp(type, "dynamic")) return;
+    double factor = cfg_num_in(c, rp, 0, "factor", (const char *)NULL);
+    if (factor <= 0) {
+        ctx_fail(c, "config.json: rope type '%s' needs a positive factor", type);
+        return;
+    }
+    if (!strcmp(type, "linear")) {
+        for (int i = 0; i < k->rotary_dim / 2; i++) k->inv_freq[i] /= (float)factor;
+    } else if (!strcmp(type, "llama3")) {
+        double lo = cfg_num_in(c, rp, 0, "low_freq_factor", (const char *)NULL);
+        double hi = cfg_num_in(c, rp, 0, "high_freq_factor", (const char *)NULL);
+        double orig = cfg_num_in(c, rp, 0, "original_max_position_embeddings", (const char *)NULL);
+        if (lo <= 0 || hi <= lo || orig <= 0) {
+            ctx_fail(c, "config.json: llama3 rope scaling needs low_freq_factor < high_freq_factor and "
+                        "original_max_position_embeddings");
+            return;
+        }
+        model_rope_llama3(k->inv_freq, k->rotary_dim, factor, lo, hi, orig);
+    } else {
+        ctx_fail(c, "config.json: rope type '%s' is not supported (default, linear, dynamic, llama3)", type);
+    }
+}
+
+static const struct { const char *type; model_family fam; } FAMILIES[] = {
+    {"gpt2", FAM_GPT2}, {"gpt_neox", FAM_NEOX}, {"llama", FAM_LLAMA}, {"qwen2", FAM_QWEN2}, {"bert", FAM_BERT}};
+#define SUPPORTED "gpt2, gpt_neox, llama, qwen2, bert"
+
+/* Shape keys shared by the families that use the modern names (GPT-2 has its own aliases). */
+static void parse_sizes(hf_ctx *c, model_config *k, int gpt2) {
+    if (gpt2) {
+        k->d_model = (int)CFG(c, 768, "n_embd", "hidden_size");
+        k->n_layer = (int)CFG(c, 12, "n_layer", "num_hidden_layers");
+        k->n_head = (int)CFG(c, 12, "n_head", "num_attention_heads");
+        k->d_ff = (int)CFG(c, 4.0 * k->d_model, "n_inner", "intermediate_size");
+        k->max_pos = (int)CFG(c, 1024, "n_positions", "max_position_embeddings");
+        k->vocab = (int)CFG(c, 50257, "vocab_size");
+        k->norm_eps = (float)CFG(c, 1e-5, "layer_norm_epsilon");
+        k->n_kv_head = k->n_head;
+        k->head_dim = k->n_head > 0 ? k->d_model / k->n_head : 0;
+        return;
+    }
+    k->d_model = (int)CFG(c, 0, "hidden_size");
+    k->n_layer = (int)CFG(c, 0, "num_hidden_layers");
+    k->n_head = (int)CFG(c, 0, "num_attention_heads");
+    k->n_kv_head = (int)CFG(c, k->n_head, "num_key_value_heads");
+    k->head_dim = (int)CFG(c, k->n_head > 0 ? k->d_model / k->n_head : 0, "head_dim");
+    k->d_ff = (int)CFG(c, 0, "intermediate_size");
+    k->vocab = (int)CFG(c, 0, "vocab_size");
+}
+
+static void parse_config(hf_ctx *c, model_config *k) {
+    const char *mt = cfg_str(c->cfg, "model_type", NULL);
+    if (!mt) {
+        ctx_fail(c, "config.json: no model_type (supported: " SUPPORTED ")");
+        return;
+    }
+    size_t i;
+    for (i = 0; i < sizeof FAMILIES / sizeof FAMILIES[0]; i++)
+        if (!strcmp(mt, FAMILIES[i].type)) break;
+    if (i == sizeof FAMILIES / sizeof FAMILIES[0]) {
+        ctx_fail(c, "config.json: model_type '%s' is not supported (supported: " SUPPORTED ")", mt);
+        return;
+    }
+    k->family = FAMILIES[i].fam;
+    snprintf(k->model_type, sizeof k->model_type, "%s", mt);
+    k->cls_id = k->sep_id = -1;
+    k->causal = k->family != FAM_BERT;
+    parse_sizes(c, k, k->family == FAM_GPT2);
+    const char *act = "silu";
+    switch (k->family) {
+    case FAM_GPT2:
+        k->norm = NORM_LAYER;
+        k->learned_pos = 1;
+        k->tied_head = (int)CFG(c, 1, "tie_word_embeddings");
+        act = cfg_str(c->cfg, "activation_function", "gelu_new");
+        k->bos_id = (int)CFG(c, 50256, "bos_token_id");
+        k->eos_id = (int)CFG(c, 50256, "eos_token_id");
+        if (CFG(c, 0, "scale_attn_by_inverse_layer_idx") != 0)
+            ctx_fail(c, "config.json: scale_attn_by_inverse_layer_idx is not supported");
+        break;
+    case FAM_NEOX:
+        k->norm = NORM_LAYER;
+        k->norm_eps = (float)CFG(c, 1e-5, "layer_norm_eps");
+        k->max_pos = (int)CFG(c, 2048, "max_position_embeddings");
+        k->parallel_residual = (int)CFG(c, 1, "use_parallel_residual");
+        k->tied_head = (int)CFG(c, 0, "tie_word_embeddings");
+        act = cfg_str(c->cfg, "hidden_act", "gelu");
+        k->bos_id = (int)CFG(c, 0, "bos_token_id");
+        k->eos_id = (int)CFG(c, 2, "eos_token_id");
+        break;
+    case FAM_LLAMA:
+    case FAM_QWEN2:
+        k->norm = NORM_RMS;
+        k->norm_eps = (float)CFG(c, 1e-6, "rms_norm_eps");
+        k->max_pos = (int)CFG(c, k->family == FAM_LLAMA ? 2048 : 32768, "max_position_embeddings");
+        k->gated_mlp = 1;
+        k->tied_head = (int)CFG(c, 0, "tie_word_embeddings");
+        act = cfg_str(c->cfg, "hidden_act", "silu");
+        k->bos_id = (int)CFG(c, k->family == FAM_LLAMA ? 1 : -1, "bos_token_id");
+        k->eos_id = (int)CFG(c, k->family == FAM_LLAMA ? 2 : -1, "eos_token_id");
+        if (k->family == FAM_QWEN2 && CFG(c, 0, "use_sliding_window") != 0)
+            ctx_fail(c, "config.json: use_sliding_window is not supported");
+        break;
+    case FAM_BERT:
+        k->norm = NORM_LAYER;
+        k->norm_eps = (float)CFG(c, 1e-12, "layer_norm_eps");
+        k->max_pos = (int)CFG(c, 512, "max_position_embeddings");
+        k->post_ln = 1;
+        k->learned_pos = 1;
+        act = cfg_str(c->cfg, "hidden_act", "gelu");
+        k->bos_id = k->eos_id = -1;
+        if (strcmp(cfg_str(c->cfg, "position_embedding_type", "absolute"), "absolute"))
+            ctx_fail(c, "config.json: only absolute BERT position embeddings are supported");
+        break;
+    }
+    k->pad_id = (int)CFG(c, k->family == FAM_BERT ? 0 : -1, "pad_token_id");
+    parse_act(c, act, &k->act);
+    if (k->d_model <= 0 || k->n_layer <= 0 || k->n_head <= 0 || k->n_kv_head <= 0 || k->head_dim <= 0 ||
+        k->d_ff <= 0 || k->vocab <= 0 || k->max_pos <= 0 || k->n_head % k->n_kv_head)
+        ctx_fail(c, "config.json: sizes missing or inconsistent (hidden %d, layers %d, heads %d/%d, "
+                    "head_dim %d, ffn %d, vocab %d)", k->d_model, k->n_layer, k->n_head, k->n_kv_head,
+                 k->head_dim, k->d_ff, k->vocab);
+    if (!c->failed && (k->family == FAM_NEOX || k->family == FAM_LLAMA || k->family == FAM_QWEN2))
+        parse_rope(c, k);
+}
+
+/* ---- tensors ----------------------------------------------------------------------------- */
+
+static float *own(hf_ctx *c, size_t n) {
+    hf_state *h = c->hs;
+    h->owned = xrealloc(h->owned, sizeof *h->owned * (size_t)(h->nowned + 1));
+    return h->owned[h->nowned++] = xmalloc(sizeof(float) * (n ? n : 1));
+}
+
+/* A tensor with the expected shape (d1 = 0 for rank 1). global: outside the prefix. */
+static const float *get_full(hf_ctx *c, const char *name, int optional, int64_t d0, int64_t d1) {
+    if (c->failed) return NULL;
+    const st_tensor *t = st_find(c->st, name);
+    if (!t) {
+        if (!optional) ctx_fail(c, "missing tensor '%s'", name);
+        return NULL;
+    }
+    int rank = d1 ? 2 : 1;
+    if (t->rank != rank || t->shape[0] != d0 || (rank == 2 && t->shape[1] != d1)) {
+        char got[128] = "";
+        for (int i = 0; i < t->rank; i++)
+            snprintf(got + strlen(got), sizeof got - strlen(got), "%s%lld", i ? "," : "", (long long)t->shape[i]);
+        char want[64];
+        if (d1)
+            snprintf(want, sizeof want, "%lld,%lld", (long long)d0, (long long)d1);
+        else
+            snprintf(want, sizeof want, "%lld", (long long)d0);
+        ctx_fail(c, "tensor '%s' has shape [%s], expected [%s]", name, got, want);
+        return NULL;
+    }
+    char e[900];
+    const float *p = st_f32(c->st, t, e, sizeof e);
+    if (!p && !c->failed) {
+        c->failed = 1;
+        snprintf(c->err, c->errlen, "%s", e);
+    }
+    return p;
+}
+
+static const float *get(hf_ctx *c, int optional, int64_t d0, int64_t d1, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static const float *get(hf_ctx *c, int optional, int64_t d0, int64_t d1, const char *fmt, ...) {
+    char rel[512], name[600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(rel, sizeof rel, fmt, ap);
+    va_end(ap);
+    snprintf(name, sizeof name, "%s%s", c->prefix, rel);
+    return get_full(c, name, optional, d0, d1);
+}
+
+/* LayerNorm parameters under either spelling (weight/bias or TF's gamma/beta). */
+static void get_ln(hf_ctx *c, const float **w, const float **b, int64_t d, const char *base) {
+    char n[512];
+    snprintf(n, sizeof n, "%s.weight", base);
+    if ((*w = get(c, 1, d, 0, "%s", n))) {
+        snprintf(n, sizeof n, "%s.bias", base);
+        *b = get(c, 0, d, 0, "%s", n);
+        return;
+    }
+    snprintf(n, sizeof n, "%s.gamma", base);
+    *w = get(c, 0, d, 0, "%s", n);
+    snprintf(n, sizeof n, "%s.beta", base);
+    *b = get(c, 0, d, 0, "%s", n);
+}
+
+/* GPT-2 Conv1D [in, out] → nn.Linear [out, in]. */
+static const float *conv1d(hf_ctx *c, int64_t in, int64_t out, const char *name) {
+    const float *w = get(c, 0, in, out, "%s", name);
+    if (!w) return NULL;
+    float *t = own(c, (size_t)(in * out));
+    enum { B = 64 };   /* blocked so both sides stay in cache */
+    for (int64_t i0 = 0; i0 < in; i0 += B)
+        for (int64_t o0 = 0; o0 < out; o0 += B)
+            for (int64_t i = i0; i < i0 + B && i < in; i++)
+                for (int64_t o = o0; o < o0 + B && o < out; o++) t[o * in + i] = w[i * out + o];
+    return t;
+}
+
+static void load_gpt2_layer(hf_ctx *c, const model_config *k, model_layer *y, int l) {
+    int64_t d = k->d_model, f = k->d_ff;
+    char n[128];
+    snprintf(n, sizeof n, "h.%d.ln_1", l);
+    get_ln(c, &y->ln1_w, &y->ln1_b, d, n);
+    snprintf(n, sizeof n, "h.%d.ln_2", l);
+    get_ln(c, &y->ln2_w, &y->ln2_b, d, n);
+    snprintf(n, sizeof n, "h.%d.attn.c_attn.weight", l);
+    const float *qkv = conv1d(c, d, 3 * d, n);
+    const float *b = get(c, 0, 3 * d, 0, "h.%d.attn.c_attn.bias", l);
+    if (qkv && b) {
+        y->wq = qkv, y->wk = qkv + d * d, y->wv = qkv + 2 * d * d;
+        y->bq = b, y->bk = b + d, y->bv = b + 2 * d;
+    }
+    snprintf(n, sizeof n, "h.%d.attn.c_proj.weight", l);
+    y->wo = conv1d(c, d, d, n);
+    y->bo = get(c, 0, d, 0, "h.%d.attn.c_proj.bias", l);
+    snprintf(n, sizeof n, "h.%d.mlp.c_fc.weight", l);
+    y->w_up = conv1d(c, d, f, n);
+    y->b_up = get(c, 0, f, 0, "h.%d.mlp.c_fc.bias", l);
+    snprintf(n, sizeof n, "h.%d.mlp.c_proj.weight", l);
+    y->w_down = conv1d(c, f, d, n);
+    y->b_down = get(c, 0, d, 0, "h.%d.mlp.c_proj.bias", l);
+}
+
+/* NeoX fused QKV rows are [q_h|k_h|v_h] per head (§4.2); split into three [H, H] blocks. */
+static void neox_split(hf_ctx *c, const model_config *k, const float *w, const float *b, model_layer *y) {
+    int64_t d = k->d_model, hs = k->head_dim, nh = k->n_head;
+    float *q = own(c, (size_t)(3 * d * d)), *bb = b ? own(c, (size_t)(3 * d)) : NULL;
+    for (int64_t r = 0; r < 3 * d; r++) {
+        int64_t head = r / (3 * hs), j = r % (3 * hs), part = j / hs, comp = j % hs;
+        int64_t dst = part * nh * hs + head * hs + comp;
+        memcpy(q + dst * d, w + r * d, sizeof(float) * (size_t)d);
+        if (b) bb[dst] = b[r];
+    }
+    y->wq = q, y->wk = q + d * d, y->wv = q + 2 * d * d;
+    if (b) y->bq = bb, y->bk = bb + d, y->bv = bb + 2 * d;
+}
+
+static void load_neox_layer(hf_ctx *c, const model_config *k, model_layer *y, int l) {
+    int64_t d = k->d_model, f = k->d_ff;
+    int bias = (int)CFG(c, 1, "attention_bias");
+    char n[128];
+    snprintf(n, sizeof n, "layers.%d.input_layernorm", l);
+    get_ln(c, &y->ln1_w, &y->ln1_b, d, n);
+    snprintf(n, sizeof n, "layers.%d.post_attention_layernorm", l);
+    get_ln(c, &y->ln2_w, &y->ln2_b, d, n);
+    const float *w = get(c, 0, 3 * d, d, "layers.%d.attention.query_key_value.weight", l);
+    const float *b = get(c, !bias, 3 * d, 0, "layers.%d.attention.query_key_value.bias", l);
+    if (w) neox_split(c, k, w, b, y);
+    y->wo = get(c, 0, d, d, "layers.%d.attention.dense.weight", l);
+    y->bo = get(c, !bias, d, 0, "layers.%d.attention.dense.bias", l);
+    y->w_up = get(c, 0, f, d, "layers.%d.mlp.dense_h_to_4h.weight", l);
+    y->b_up = get(c, 0, f, 0, "layers.%d.mlp.dense_h_to_4h.bias", l);
+    y->w_down = get(c, 0, d, f, "layers.%d.mlp.dense_4h_to_h.weight", l);
+    y->b_down = get(c, 0, d, 0, "layers.%d.mlp.dense_4h_to_h.bias", l);
+}
+
+/* Llama and Qwen2: Qwen2 always has q/k/v biases and no o bias; Llama follows attention_bias
+ * and mlp_bias. */
+static void load_llama_layer(hf_ctx *c, const model_config *k, model_layer *y, int l) {
+    int64_t d = k->d_model, f = k->d_ff, qd = (int64_t)k->n_head * k->head_dim;
+    int64_t kd = (int64_t)k->n_kv_head * k->head_dim;
+    int qwen = k->family == FAM_QWEN2, ab = (int)CFG(c, 0, "attention_bias"), mb = (int)CFG(c, 0, "mlp_bias");
+    y->ln1_w = get(c, 0, d, 0, "layers.%d.input_layernorm.weight", l);
+    y->ln2_w = get(c, 0, d, 0, "layers.%d.post_attention_layernorm.weight", l);
+    y->wq = get(c, 0, qd, d, "layers.%d.self_attn.q_proj.weight", l);
+    y->wk = get(c, 0, kd, d, "layers.%d.self_attn.k_proj.weight", l);
+    y->wv = get(c, 0, kd, d, "layers.%d.self_attn.v_proj.weight", l);
+    y->wo = get(c, 0, d, qd, "layers.%d.self_attn.o_proj.weight", l);
+    if (qwen || ab) {
+        y->bq = get(c, 0, qd, 0, "layers.%d.self_attn.q_proj.bias", l);
+        y->bk = get(c, 0, kd, 0, "layers.%d.self_attn.k_proj.bias", l);
+        y->bv = get(c, 0, kd, 0, "layers.%d.self_attn.v_proj.bias", l);
+    }
+    if (!qwen && ab) y->bo = get(c, 0, d, 0, "layers.%d.self_attn.o_proj.bias", l);
+    y->w_gate = get(c, 0, f, d, "layers.%d.mlp.gate_proj.weight", l);
+    y->w_up = get(c, 0, f, d, "layers.%d.mlp.up_proj.weight", l);
+    y->w_down = get(c, 0, d, f, "layers.%d.mlp.down_proj.weight", l);
+    if (!qwen && mb) {
+        y->b_gate = get(c, 0, f, 0, "layers.%d.mlp.gate_proj.bias", l);
+        y->b_up = get(c, 0, f, 0, "layers.%d.mlp.up_proj.bias", l);
+        y->b_down = get(c, 0, d, 0, "layers.%d.mlp.down_proj.bias", l);
+    }
+}
+
+static void load_bert_layer(hf_ctx *c, const model_config *k, model_layer *y, int l) {
+    int64_t d = k->d_model, f = k->d_ff;
+    char n[160];
+    const char *p = "encoder.layer";
+    y->wq = get(c, 0, d, d, "%s.%d.attention.self.query.weight", p, l);
+    y->bq = get(c, 0, d, 0, "%s.%d.attention.self.query.bias", p, l);
+    y->wk = get(c, 0, d, d, "%s.%d.attention.self.key.weight", p, l);
+    y->bk = get(c, 0, d, 0, "%s.%d.attention.self.key.bias", p, l);
+    y->wv = get(c, 0, d, d, "%s.%d.attention.self.value.weight", p, l);
+    y->bv = get(c, 0, d, 0, "%s.%d.attention.self.value.bias", p, l);
+    y->wo = get(c, 0, d, d, "%s.%d.attention.output.dense.weight", p, l);
+    y->bo = get(c, 0, d, 0, "%s.%d.attention.output.dense.bias", p, l);
+    snprintf(n, sizeof n, "%s.%d.attention.output.LayerNorm", p, l);
+    get_ln(c, &y->ln1_w, &y->ln1_b, d, n);
+    y->w_up = get(c, 0, f, d, "%s.%d.intermediate.dense.weight", p, l);
+    y->b_up = get(c, 0, f, 0, "%s.%d.intermediate.dense.bias", p, l);
+    y->w_down = get(c, 0, d, f, "%s.%d.output.dense.weight", p, l);
+    y->b_down = get(c, 0, d, 0, "%s.%d.output.dense.bias", p, l);
+    snprintf(n, sizeof n, "%s.%d.output.LayerNorm", p, l);
+    get_ln(c, &y->ln2_w, &y->ln2_b, d, n);
+}
+
+/* The prefix in use: the first candidate under which the token embedding exists. */
+static void pick_prefix(hf_ctx *c, const char *const *cands, const char *emb) {
+    char n[256];
+    for (int i = 0; cands[i]; i++) {
+        snprintf(n, sizeof n, "%s%s", cands[i], emb);
+        if (st_find(c->st, n)) {
+            c->prefix = cands[i];
+            return;
+        }
+    }
+    c->prefix = cands[0];   /* the error then names the canonical spelling */
+}
+
+/* The LM head: the family's head tensor when present and untied, else the token embedding. */
+static void load_head(hf_ctx *c, model_config *k, model_weights *w, const char *name) {
+    int64_t v = k->vocab, d = k->d_model;
+    const float *h = get_full(c, name, 1, v, d);
+    if (h && !k->tied_head)
+        w->lm_head = h;
+    else if (!h && !k->tied_head && k->family != FAM_GPT2)
+        ctx_fail(c, "missing tensor '%s' (tie_word_embeddings is false)", name);
+    else
+        w->lm_head = w->tok_emb;
+    if (w->lm_head == w->tok_emb) k->tied_head = 1;
+}
+
+static void load_weights(hf_ctx *c, model *m) {
+    model_config *k = &m->cfg;
+    model_weights *w = &m->w;
+    int64_t d = k->d_model, v = k->vocab;
+    w->layers = c->hs->layers = xcalloc((size_t)k->n_layer, sizeof *w->layers);
+    static const char *const gpt2[] = {"", "transformer.", NULL}, *const neox[] = {"gpt_neox.", "", NULL},
+                             *const llama[] = {"model.", "", NULL}, *const bert[] = {"bert.", "", NULL};
+    switch (k->family) {
+    case FAM_GPT2:
+        pick_prefix(c, gpt2, "wte.weight");
+        w->tok_emb = get(c, 0, v, d, "wte.weight");
+        w->pos_emb = get(c, 0, k->max_pos, d, "wpe.weight");
+        get_ln(c, &w->lnf_w, &w->lnf_b, d, "ln_f");
+        for (int l = 0; l < k->n_layer; l++) load_gpt2_layer(c, k, &w->layers[l], l);
+        load_head(c, k, w, "lm_head.weight");
+        break;
+    case FAM_NEOX:
+        pick_prefix(c, neox, "embed_in.weight");
+        w->tok_emb = get(c, 0, v, d, "embed_in.weight");
+        get_ln(c, &w->lnf_w, &w->lnf_b, d, "final_layer_norm");
+        for (int l = 0; l < k->n_layer; l++) load_neox_layer(c, k, &w->layers[l], l);
+        load_head(c, k, w, "embed_out.weight");
+        break;
+    case FAM_LLAMA:
+    case FAM_QWEN2:
+        pick_prefix(c, llama, "embed_tokens.weight");
+        w->tok_emb = get(c, 0, v, d, "embed_tokens.weight");
+        w->lnf_w = get(c, 0, d, 0, "norm.weight");
+        for (int l = 0; l < k->n_layer; l++) load_llama_layer(c, k, &w->layers[l], l);
+        load_head(c, k, w, "lm_head.weight");
+        break;
+    case FAM_BERT:
+        pick_prefix(c, bert, "embeddings.word_embeddings.weight");
+        w->tok_emb = get(c, 0, v, d, "embeddings.word_embeddings.weight");
+        w->pos_emb = get(c, 0, k->max_pos, d, "embeddings.position_embeddings.weight");
+        w->type_emb = get(c, 0, (int64_t)CFG(c, 2, "type_vocab_size"), d, "embeddings.token_type_embeddings.weight");
+        get_ln(c, &w->emb_ln_w, &w->emb_ln_b, d, "embeddings.LayerNorm");
+        for (int l = 0; l < k->n_layer; l++) load_bert_layer(c, k, &w->layers[l], l);
+        break;
+    }
+}
+
+/* ---- entry ------------------------------------------------------------------------------- */
+
+static void hf_release(model *m) {
+    hf_state *h = m->owner;
+    if (!h) return;
+    st_close(h->st);
+    for (int i = 0; i < h->nowned; i++) free(h->owned[i]);
+    free(h->owned);
+    free(h->inv_freq);
+    free(h->layers);
+    free(h);
+    for (int i = 0; i < m->n_files; i++) free(m->files[i]);
+    free(m->files);
+    m->owner = NULL;
+}
+
+static void add_file(model *m, const char *path) {
+    m->files = xrealloc(m->files, sizeof *m->files * (size_t)(m->n_files + 1));
+    m->files[m->n_files++] = xstrdup(path);
+}
+
+model *model_load_hf(const char *dir, char *err, size_t errlen) {
+    model *m = xcalloc(1, sizeof *m);
+    hf_ctx c = {.err = err, .errlen = errlen};
+    snprintf(c.dir, sizeof c.dir, "%s", dir);
+    snprintf(m->source, sizeof m->source, "%s", dir);
+    m->owner = c.hs = xcalloc(1, sizeof *c.hs);
+    m->release = hf_release;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    json_error_t je;
+    c.cfg = json_load_file(path, 0, &je);
+    if (!json_is_object(c.cfg)) {
+        snprintf(err, errlen, "%s: %s", path, c.cfg ? "not a JSON object" : je.text);
+    } else {
+        add_file(m, path);
+        parse_config(&c, &m->cfg);
+        if (!c.failed && !(c.st = c.hs->st = st_open_dir(dir, err, errlen))) c.failed = 1;
+        if (!c.failed) load_weights(&c, m);
+    }
+    json_decref(c.cfg);
+    if (!c.cfg || c.failed) {
+        model_free(m);
+        return NULL;
+    }
+    for (int i = 0; i < st_nfiles(c.st); i++) add_file(m, st_file_path(c.st, i));
+    return m;
+}

@@ -1,0 +1,639 @@
+/* tok: loading dispatch (which file format, which implementation), the generic tok_* wrappers,
+ * and the pieces the HF-style implementations share: hash map, added-token matcher,
+ * normalizers (via utf8proc) and the "added tokens → normalize → model" pipeline. */
+#include "tok.h"
+#include "tok_impl.h"
+#include "cli.h"
+
+#include <dirent.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <utf8proc.h>
+
+/* ---------------------------------------------------------------- small containers */
+
+static uint64_t fnv1a(const char *s, size_t len) {
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < len; i++) { h ^= (unsigned char)s[i]; h *= 1099511628211ull; }
+    return h;
+}
+
+void tok_map_init(tok_map *m, size_t expect) {
+    size_t cap = 16;
+    while (cap < expect * 2) cap <<= 1;
+    m->e = xcalloc(cap, sizeof *m->e);
+    m->cap = cap;
+    m->n = 0;
+}
+
+static void map_grow(tok_map *m) {
+    tok_map old = *m;
+    m->cap = old.cap * 2;
+    m->e = xcalloc(m->cap, sizeof *m->e);
+    for (size_t i = 0; i < old.cap; i++) {
+        if (!old.e[i].key) continue;
+        size_t j = fnv1a(old.e[i].key, old.e[i].len) & (m->cap - 1);
+        while (m->e[j].key) j = (j + 1) & (m->cap - 1);
+        m->e[j] = old.e[i];
+    }
+    free(old.e);
+}
+
+int tok_map_put(tok_map *m, const char *key, size_t len, int32_t val) {
+    if (!m->e) tok_map_init(m, 16);
+    if ((m->n + 1) * 2 > m->cap) map_grow(m);
+    size_t j = fnv1a(key, len) & (m->cap - 1);
+    for (; m->e[j].key; j = (j + 1) & (m->cap - 1))
+        if (m->e[j].len == len && memcmp(m->e[j].key, key, len) == 0) return 0;
+    m->e[j].key = xmalloc(len + 1);
+    memcpy(m->e[j].key, key, len);
+    m->e[j].key[len] = 0;
+    m->e[j].len = (uint32_t)len;
+    m->e[j].val = val;
+    m->n++;
+    return 1;
+}
+
+int32_t tok_map_get(const tok_map *m, const char *key, size_t len) {
+    if (!m->e) return -1;
+    size_t j = fnv1a(key, len) & (m->cap - 1);
+    for (; m->e[j].key; j = (j + 1) & (m->cap - 1))
+        if (m->e[j].len == len && memcmp(m->e[j].key, key, len) == 0) return m->e[j].val;
+    return -1;
+}
+
+void tok_map_free(tok_map *m) {
+    for (size_t i = 0; i < m->cap; i++) free(m->e[i].key);
+    free(m->e);
+    m->e = NULL;
+    m->cap = m->n = 0;
+}
+
+void tok_ivec_push(tok_ivec *a, int32_t x) {
+    if (a->n == a->cap) {
+        a->cap = a->cap ? a->cap * 2 : 64;
+        a->v = xrealloc(a->v, a->cap * sizeof *a->v);
+    }
+    a->v[a->n++] = x;
+}
+
+void *tok_fail(char *err, size_t errlen, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    if (err && errlen) vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return NULL;
+}
+
+json_t *tok_json_load(const char *path, char *err, size_t errlen) {
+    json_error_t je;
+    json_t *j = json_load_file(path, JSON_DECODE_ANY, &je);
+    if (!j) return tok_fail(err, errlen, "%s: line %d: %s", path, je.line, je.text);
+    return j;
+}
+
+/* ---------------------------------------------------------------- UTF-8 */
+
+size_t tok_utf8_check(const char *s, size_t len) {
+    size_t i = 0;
+    while (i < len) {
+        utf8proc_int32_t cp;
+        utf8proc_ssize_t n = utf8proc_iterate((const utf8proc_uint8_t *)s + i,
+                                              (utf8proc_ssize_t)(len - i), &cp);
+        if (n <= 0) return i;
+        i += (size_t)n;
+    }
+    return len;
+}
+
+/* ---------------------------------------------------------------- added tokens */
+
+/* Kept sorted by (first byte, length descending) so the first hit at a position is the longest. */
+void tok_added_add(tok_addset *a, const char *s, size_t len, int32_t id, int special,
+                   int lstrip, int rstrip, int single_word) {
+    if (len == 0) return;
+    for (int i = 0; i < a->n; i++)           /* same content twice: the first definition wins */
+        if (a->v[i].len == len && memcmp(a->v[i].s, s, len) == 0) return;
+    a->v = xrealloc(a->v, (size_t)(a->n + 1) * sizeof *a->v);
+    int at = a->n;
+    unsigned char f = (unsigned char)s[0];
+    while (at > 0) {
+        const tok_added *p = &a->v[at - 1];
+        unsigned char pf = (unsigned char)p->s[0];
+        if (pf < f || (pf == f && p->len >= len)) break;
+        at--;
+    }
+    memmove(&a->v[at + 1], &a->v[at], (size_t)(a->n - at) * sizeof *a->v);
+    tok_added *t = &a->v[at];
+    t->s = xmalloc(len + 1);
+    memcpy(t->s, s, len);
+    t->s[len] = 0;
+    t->len = len;
+    t->id = id;
+    t->special = special;
+    t->lstrip = lstrip;
+    t->rstrip = rstrip;
+    t->single_word = single_word;
+    a->n++;
+    a->has_first[f] = 1;
+}
+
+static int json_flag(json_t *o, const char *k) { return json_is_true(json_object_get(o, k)); }
+
+int tok_added_from_json(tok_addset *a, json_t *arr, char *err, size_t errlen) {
+    if (!arr || json_is_null(arr)) return 0;
+    if (!json_is_array(arr)) { tok_fail(err, errlen, "added_tokens is not an array"); return -1; }
+    size_t i;
+    json_t *o;
+    json_array_foreach(arr, i, o) {
+        json_t *id = json_object_get(o, "id"), *c = json_object_get(o, "content");
+        if (!json_is_integer(id) || !json_is_string(c) || json_integer_value(id) < 0 ||
+            json_integer_value(id) > INT32_MAX) {
+            tok_fail(err, errlen, "added_tokens[%zu]: needs an integer id and a string content", i);
+            return -1;
+        }
+        tok_added_add(a, json_string_value(c), json_string_length(c), (int32_t)json_integer_value(id),
+                      json_flag(o, "special"), json_flag(o, "lstrip"), json_flag(o, "rstrip"),
+                      json_flag(o, "single_word"));
+    }
+    return 0;
+}
+
+int32_t tok_added_id(const tok_addset *a, const char *s, size_t len) {
+    for (int i = 0; i < a->n; i++)
+        if (a->v[i].len == len && memcmp(a->v[i].s, s, len) == 0) return a->v[i].id;
+    return -1;
+}
+
+const tok_added *tok_added_by_id(const tok_addset *a, int32_t id) {
+    for (int i = 0; i < a->n; i++)
+        if (a->v[i].id == id) return &a->v[i];
+    return NULL;
+}
+
+void tok_added_free(tok_addset *a) {
+    for (int i = 0; i < a->n; i++) free(a->v[i].s);
+    free(a->v);
+    memset(a, 0, sizeof *a);
+}
+
+static int is_word_byte(unsigned char c) {
+    return c >= 0x80 || c == '_' || (c >= '0' && c <= '9') || ((c | 32) >= 'a' && (c | 32) <= 'z');
+}
+static int is_space_byte(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+/* Next added token at or after from: its id and span [*ms, *me) (with lstrip/rstrip whitespace
+ * absorbed); -1 when none. */
+static int32_t added_next(const tok_addset *a, const char *s, size_t len, size_t from,
+                          size_t *ms, size_t *me) {
+    if (a->n == 0) return -1;
+    for (size_t i = from; i < len; i++) {
+        unsigned char f = (unsigned char)s[i];
+        if (!a->has_first[f]) continue;
+        for (int k = 0; k < a->n; k++) {
+            const tok_added *t = &a->v[k];
+            if ((unsigned char)t->s[0] != f || t->len > len - i || memcmp(t->s, s + i, t->len)) continue;
+            size_t b = i, e = i + t->len;
+            if (t->single_word && ((b > 0 && is_word_byte((unsigned char)s[b - 1])) ||
+                                   (e < len && is_word_byte((unsigned char)s[e]))))
+                continue;
+            if (t->lstrip) while (b > from && is_space_byte(s[b - 1])) b--;
+            if (t->rstrip) while (e < len && is_space_byte(s[e])) e++;
+            *ms = b;
+            *me = e;
+            return t->id;
+        }
+    }
+    return -1;
+}
+
+/* ---------------------------------------------------------------- normalizers */
+
+void tok_norm_bert(tok_norm *nm, int clean, int cjk, int strip, int lower) {
+    nm->n = 0;
+    if (clean) nm->step[nm->n++] = TN_BERT_CLEAN;
+    if (cjk) nm->step[nm->n++] = TN_BERT_CJK;
+    if (strip) nm->step[nm->n++] = TN_STRIP_ACCENTS;
+    if (lower) nm->step[nm->n++] = TN_LOWER;
+}
+
+static int norm_add(tok_norm *nm, int step, char *err, size_t errlen) {
+    if (nm->n >= (int)(sizeof nm->step / sizeof nm->step[0])) {
+        tok_fail(err, errlen, "normalizer: too many steps");
+        return -1;
+    }
+    nm->step[nm->n++] = step;
+    return 0;
+}
+
+static int norm_parse(tok_norm *nm, json_t *j, char *err, size_t errlen) {
+    if (!j || json_is_null(j)) return 0;
+    const char *type = json_string_value(json_object_get(j, "type"));
+    if (!type) { tok_fail(err, errlen, "normalizer without a type"); return -1; }
+    if (!strcmp(type, "Sequence")) {
+        size_t i;
+        json_t *x;
+        json_array_foreach(json_object_get(j, "normalizers"), i, x)
+            if (norm_parse(nm, x, err, errlen)) return -1;
+        return 0;
+    }
+    if (!strcmp(type, "NFC")) return norm_add(nm, TN_NFC, err, errlen);
+    if (!strcmp(type, "NFD")) return norm_add(nm, TN_NFD, err, errlen);
+    if (!strcmp(type, "NFKC")) return norm_add(nm, TN_NFKC, err, errlen);
+    if (!strcmp(type, "NFKD")) return norm_add(nm, TN_NFKD, err, errlen);
+    if (!strcmp(type, "Lowercase")) return norm_add(nm, TN_LOWER, err, errlen);
+    if (!strcmp(type, "StripAccents")) return norm_add(nm, TN_STRIP_ACCENTS, err, errlen);
+    if (!strcmp(type, "BertNormalizer")) {
+        json_t *clean = json_object_get(j, "clean_text"), *cjk = json_object_get(j, "handle_chinese_chars");
+        json_t *strip = json_object_get(j, "strip_accents"), *lower = json_object_get(j, "lowercase");
+        int lo = lower ? json_is_true(lower) : 1;
+        /* strip_accents null means "follow lowercase" */
+        int st = (!strip || json_is_null(strip)) ? lo : json_is_true(strip);
+        tok_norm sub;
+        tok_norm_bert(&sub, clean ? json_is_true(clean) : 1, cjk ? json_is_true(cjk) : 1, st, lo);
+        for (int i = 0; i < sub.n; i++)
+            if (norm_add(nm, sub.step[i], err, errlen)) return -1;
+        return 0;
+    }
+    tok_fail(err, errlen, "unsupported normalizer type '%s'", type);
+    return -1;
+}
+
+int tok_norm_from_json(tok_norm *nm, json_t *j, char *err, size_t errlen) {
+    nm->n = 0;
+    return norm_parse(nm, j, err, errlen);
+}
+
+/* White_Space (what Rust's char::is_whitespace tests, as HF does). */
+int tok_is_ws(int32_t c) {
+    return (c >= 9 && c <= 13) || c == 32 || c == 0x85 || c == 0xA0 || c == 0x1680 ||
+           (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F ||
+           c == 0x205F || c == 0x3000;
+}
+
+static int is_cjk(int32_t c) {
+    return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) ||
+           (c >= 0x20000 && c <= 0x2A6DF) || (c >= 0x2A700 && c <= 0x2B73F) ||
+           (c >= 0x2B740 && c <= 0x2B81F) || (c >= 0x2B920 && c <= 0x2CEAF) ||
+           (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
+}
+
+/* BERT clean_text drops controls (Cc, Cf, Co) other than \t \n \r, NUL and U+FFFD. */
+static int bert_drops(int32_t c) {
+    if (c == 0 || c == 0xFFFD) return 1;
+    if (c == '\t' || c == '\n' || c == '\r') return 0;
+    utf8proc_category_t k = utf8proc_category(c);
+    return k == UTF8PROC_CATEGORY_CC || k == UTF8PROC_CATEGORY_CF || k == UTF8PROC_CATEGORY_CO;
+}
+
+typedef struct { char *s; size_t n, cap; } obuf;
+static void ob_cp(obuf *b, int32_t c) {
+    if (b->n + 8 > b->cap) { b->cap = b->cap * 2 + 64; b->s = xrealloc(b->s, b->cap); }
+    b->n += (size_t)utf8proc_encode_char(c, (utf8proc_uint8_t *)b->s + b->n);
+}
+
+/* One code-point-wise step (everything except the Unicode normal forms). */
+static char *norm_cpwise(int step, const char *s, size_t len, size_t *outlen) {
+    obuf b = {xmalloc(len + 16), 0, len + 16};
+    size_t i = 0;
+    while (i < len) {
+        int32_t c;
+        i += (size_t)utf8proc_iterate((const utf8proc_uint8_t *)s + i, (utf8proc_ssize_t)(len - i), &c);
+        switch (step) {
+        case TN_LOWER: ob_cp(&b, utf8proc_tolower(c)); break;
+        case TN_BERT_CLEAN:
+            if (!bert_drops(c)) ob_cp(&b, tok_is_ws(c) ? ' ' : c);
+            break;
+        case TN_BERT_CJK:
+            if (is_cjk(c)) { ob_cp(&b, ' '); ob_cp(&b, c); ob_cp(&b, ' '); } else ob_cp(&b, c);
+            break;
+        case TN_STRIP_ACCENTS:        /* input is NFD already */
+            if (utf8proc_category(c) != UTF8PROC_CATEGORY_MN) ob_cp(&b, c);
+            break;
+        }
+    }
+    ob_cp(&b, 0);
+    *outlen = b.n - 1;
+    return b.s;
+}
+
+static char *norm_form(int opts, const char *s, size_t len, size_t *outlen) {
+    utf8proc_uint8_t *dst = NULL;
+    utf8proc_ssize_t n = utf8proc_map((const utf8proc_uint8_t *)s, (utf8proc_ssize_t)len, &dst,
+                                      (utf8proc_option_t)(UTF8PROC_STABLE | opts));
+    if (n < 0) {                       /* cannot happen on valid UTF-8; keep the text as is */
+        char *c = xmalloc(len + 1);
+        memcpy(c, s, len);
+        c[len] = 0;
+        *outlen = len;
+        return c;
+    }
+    *outlen = (size_t)n;
+    return (char *)dst;
+}
+
+char *tok_normalize(const tok_norm *nm, const char *s, size_t len, size_t *outlen) {
+    char *cur = xmalloc(len + 1);
+    memcpy(cur, s, len);
+    cur[len] = 0;
+    size_t n = len;
+    for (int k = 0; k < nm->n; k++) {
+        char *next;
+        switch (nm->step[k]) {
+        case TN_NFC: next = norm_form(UTF8PROC_COMPOSE, cur, n, &n); break;
+        case TN_NFD: next = norm_form(UTF8PROC_DECOMPOSE, cur, n, &n); break;
+        case TN_NFKC: next = norm_form(UTF8PROC_COMPOSE | UTF8PROC_COMPAT, cur, n, &n); break;
+        case TN_NFKD: next = norm_form(UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT, cur, n, &n); break;
+        case TN_STRIP_ACCENTS: {
+            size_t m;
+            char *d = norm_form(UTF8PROC_DECOMPOSE, cur, n, &m);
+            next = norm_cpwise(TN_STRIP_ACCENTS, d, m, &n);
+            free(d);
+            break;
+        }
+        default: next = norm_cpwise(nm->step[k], cur, n, &n); break;
+        }
+        free(cur);
+        cur = next;
+    }
+    *outlen = n;
+    return cur;
+}
+
+/* ---------------------------------------------------------------- the shared pipeline */
+
+static void encode_segment(const tok *t, const tok_common *c, const char *s, size_t len,
+                           tok_ivec *out, void *scratch) {
+    if (c->norm.n == 0) { c->segment(t, s, len, out, scratch); return; }
+    size_t n;
+    char *ns = tok_normalize(&c->norm, s, len, &n);
+    c->segment(t, ns, n, out, scratch);
+    free(ns);
+}
+
+int tok_common_encode(const tok *t, const char *text, size_t len, int32_t **ids) {
+    *ids = NULL;
+    if (tok_utf8_check(text, len) != len) return -1;
+    const tok_common *c = t->impl;
+    tok_ivec out = {0};
+    void *scratch = c->scratch_new ? c->scratch_new(t) : NULL;
+    size_t pos = 0;
+    for (;;) {
+        size_t ms = len, me = len;
+        int32_t id = added_next(&c->added, text, len, pos, &ms, &me);
+        size_t end = id >= 0 ? ms : len;
+        if (end > pos) encode_segment(t, c, text + pos, end - pos, &out, scratch);
+        if (id < 0) break;
+        tok_ivec_push(&out, id);
+        pos = me;
+    }
+    if (scratch) c->scratch_free(scratch);
+    if (out.n > INT32_MAX) { free(out.v); return -1; }
+    *ids = out.v ? out.v : xmalloc(sizeof(int32_t));
+    return (int)out.n;
+}
+
+/* ---------------------------------------------------------------- families and specials */
+
+/* Canonical family name for the spellings users and config.json use; NULL if unknown. */
+static const char *family_canon(const char *f) {
+    static const char *alias[][2] = {
+        {"gpt2", "gpt2"}, {"gpt_neox", "gpt_neox"}, {"gpt-neox", "gpt_neox"}, {"neox", "gpt_neox"},
+        {"pythia", "gpt_neox"}, {"llama", "llama"}, {"llama3", "llama"}, {"llama-3", "llama"},
+        {"qwen2", "qwen2"}, {"qwen", "qwen2"}, {"qwen2.5", "qwen2"}, {"qwen2_5", "qwen2"},
+        {"bert", "bert"}, {"byte", "byte"}, {"attncoda", "byte"}};
+    if (!f) return NULL;
+    for (size_t i = 0; i < sizeof alias / sizeof alias[0]; i++)
+        if (!strcasecmp(f, alias[i][0])) return alias[i][1];
+    return NULL;
+}
+
+static char *sibling(const char *file, const char *name) {
+    const char *slash = strrchr(file, '/');
+    size_t d = slash ? (size_t)(slash - file + 1) : 0;
+    char *p = xmalloc(d + strlen(name) + 1);
+    memcpy(p, file, d);
+    strcpy(p + d, name);
+    return p;
+}
+
+static int file_exists(const char *p) {
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+const char *tok_family_from_dir(const char *file_path) {
+    char *cfg = sibling(file_path, "config.json");
+    const char *fam = NULL;
+    if (file_exists(cfg)) {
+        json_t *j = json_load_file(cfg, 0, NULL);
+        if (j) fam = family_canon(json_string_value(json_object_get(j, "model_type")));
+        json_decref(j);
+    }
+    free(cfg);
+    return fam;
+}
+
+static int first_id(const tok *t, const char *const *names) {
+    for (; *names; names++) {
+        int id = t->ops->id_of(t, *names);
+        if (id >= 0) return id;
+    }
+    return -1;
+}
+
+/* tokenizer_config.json's bos_token / eos_token: a string, an {"content": …} object, or null. */
+static int config_token(const tok *t, json_t *cfg, const char *key, int dflt) {
+    json_t *v = json_object_get(cfg, key);
+    if (!v) return dflt;
+    if (json_is_null(v)) return -1;
+    if (json_is_object(v)) v = json_object_get(v, "content");
+    const char *s = json_string_value(v);
+    return s ? t->ops->id_of(t, s) : dflt;
+}
+
+void tok_set_specials(tok *t, const char *family) {
+    static const char *const eot[] = {"<|endoftext|>", NULL};
+    static const char *const l_bos[] = {"<|begin_of_text|>", "<s>", NULL};
+    static const char *const l_eos[] = {"<|end_of_text|>", "</s>", NULL};
+    static const char *const b_bos[] = {"<|bos|>", "<|begin_of_text|>", "<s>", "<bos>", NULL};
+    static const char *const b_eos[] = {"<|eos|>", "<|end_of_text|>", "</s>", "<eos>", NULL};
+    static const char *const cls[] = {"[CLS]", NULL}, *const sep[] = {"[SEP]", NULL};
+    static const char *const pad[] = {"[PAD]", NULL};
+    const char *f = family ? family : "";
+    t->bos = t->eos = t->cls = t->sep = t->pad = -1;
+    if (!strcmp(f, "gpt2") || !strcmp(f, "gpt_neox")) {
+        t->bos = t->eos = first_id(t, eot);
+    } else if (!strcmp(f, "llama")) {
+        t->bos = first_id(t, l_bos);
+        t->eos = first_id(t, l_eos);
+    } else if (!strcmp(f, "qwen2")) {
+        t->eos = first_id(t, eot);
+    } else if (!strcmp(f, "bert")) {
+        t->cls = first_id(t, cls);
+        t->sep = first_id(t, sep);
+        t->pad = first_id(t, pad);
+    } else {
+        t->bos = first_id(t, b_bos);
+        t->eos = first_id(t, b_eos);
+    }
+}
+
+/* The files may say better: tokenizer_config.json beside the tokenizer overrides bos/eos. */
+static void specials_from_config(tok *t, const char *file_path) {
+    char *p = sibling(file_path, "tokenizer_config.json");
+    if (file_exists(p)) {
+        json_t *j = json_load_file(p, 0, NULL);
+        if (j) {
+            t->bos = config_token(t, j, "bos_token", t->bos);
+            t->eos = config_token(t, j, "eos_token", t->eos);
+        }
+        json_decref(j);
+    }
+    free(p);
+}
+
+/* ---------------------------------------------------------------- loading */
+
+static int ends_with(const char *s, const char *suf) {
+    size_t a = strlen(s), b = strlen(suf);
+    return a >= b && strcmp(s + a - b, suf) == 0;
+}
+
+static const char *base_name(const char *p) {
+    const char *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
+
+static tok *load_tokenizer_json(const char *path, const char *family, char *err, size_t errlen) {
+    json_t *root = tok_json_load(path, err, errlen);
+    if (!root) return NULL;
+    tok *t = NULL;
+    if (!json_is_object(root)) {
+        tok_fail(err, errlen, "%s: not a tokenizer.json object", path);
+    } else {
+        json_t *m = json_object_get(root, "model");
+        const char *type = json_string_value(json_object_get(m, "type"));
+        if (!json_is_object(m)) tok_fail(err, errlen, "%s: no \"model\" object", path);
+        else if (type ? !strcmp(type, "BPE") : json_object_get(m, "merges") != NULL)
+            t = tok_bpe_from_json(root, path, family, err, errlen);
+        else if (type ? !strcmp(type, "WordPiece") : json_object_get(m, "max_input_chars_per_word") != NULL)
+            t = tok_wp_from_json(root, path, err, errlen);
+        else
+            tok_fail(err, errlen, "%s: unsupported model type '%s'", path, type ? type : "(none)");
+    }
+    json_decref(root);
+    return t;
+}
+
+/* First regular file in dir whose name ends with suffix (sorted by name, deterministic). */
+static char *find_in_dir(const char *dir, const char *suffix) {
+    struct dirent **names;
+    int n = scandir(dir, &names, NULL, alphasort);
+    char *found = NULL;
+    for (int i = 0; i < n; i++) {
+        if (!found && ends_with(names[i]->d_name, suffix)) {
+            char *p = xmalloc(strlen(dir) + strlen(names[i]->d_name) + 2);
+            sprintf(p, "%s/%s", dir, names[i]->d_name);
+            if (file_exists(p)) found = p; else free(p);
+        }
+        free(names[i]);
+    }
+    if (n >= 0) free(names);
+    return found;
+}
+
+static char *join(const char *dir, const char *name) {
+    char *p = xmalloc(strlen(dir) + strlen(name) + 2);
+    sprintf(p, "%s/%s", dir, name);
+    return p;
+}
+
+/* A directory: tokenizer.json (or *tokenizer.json), vocab.json + merges.txt, vocab.txt,
+ * tokenizer.model (tiktoken) in that order. Returns the file to load (malloc'd) or NULL. */
+static char *pick_in_dir(const char *dir) {
+    static const char *const order[] = {"tokenizer.json", "vocab.json", "vocab.txt", "tokenizer.model"};
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+        char *p = join(dir, order[i]);
+        if (file_exists(p)) {
+            if (strcmp(order[i], "vocab.json")) return p;
+            char *m = join(dir, "merges.txt");
+            int ok = file_exists(m);
+            free(m);
+            if (ok) return p;
+        }
+        free(p);
+        if (i == 0) {
+            char *q = find_in_dir(dir, "tokenizer.json");
+            if (q) return q;
+        }
+    }
+    return NULL;
+}
+
+static tok *load_file(const char *path, const char *family, char *err, size_t errlen) {
+    const char *b = base_name(path);
+    if (ends_with(b, ".gguf")) return tok_load_gguf(path, err, errlen);
+    if (ends_with(b, ".bin")) return tok_load_llama2c(path, err, errlen);
+    if (!strcmp(b, "vocab.json") || !strcmp(b, "merges.txt")) {
+        char *v = sibling(path, "vocab.json"), *m = sibling(path, "merges.txt");
+        tok *t = NULL;
+        if (!file_exists(v) || !file_exists(m))
+            tok_fail(err, errlen, "%s: byte-level BPE needs both vocab.json and merges.txt",
+                     file_exists(v) ? m : v);
+        else
+            t = tok_bpe_from_files(v, m, family, err, errlen);
+        free(v);
+        free(m);
+        return t;
+    }
+    if (ends_with(b, ".txt")) return tok_wp_from_vocab_txt(path, -1, err, errlen);
+    if (ends_with(b, ".model") || ends_with(b, ".tiktoken"))
+        return tok_bpe_from_tiktoken(path, family, err, errlen);
+    return load_tokenizer_json(path, family, err, errlen);
+}
+
+tok *tok_load(const char *path, const char *family, char *err, size_t errlen) {
+    struct stat st;
+    if (family && !family_canon(family))
+        return tok_fail(err, errlen, "unknown tokenizer family '%s' (gpt2, gpt_neox, llama, qwen2, bert, byte)",
+                        family);
+    if (stat(path, &st) != 0) return tok_fail(err, errlen, "%s: no such file or directory", path);
+    char *file = NULL;
+    if (S_ISDIR(st.st_mode)) {
+        file = pick_in_dir(path);
+        if (!file)
+            return tok_fail(err, errlen, "%s: no tokenizer.json, vocab.json+merges.txt, vocab.txt "
+                            "or tokenizer.model in this directory", path);
+    } else {
+        file = xstrdup(path);
+    }
+    const char *fam = family_canon(family);
+    if (!fam) fam = tok_family_from_dir(file);
+    tok *t = load_file(file, fam, err, errlen);
+    if (t && t->ops && t->ops->encode == tok_common_encode) specials_from_config(t, file);
+    free(file);
+    return t;
+}
+
+/* ---------------------------------------------------------------- wrappers */
+
+int tok_encode(const tok *t, const char *text, size_t len, int32_t **ids) {
+    return t->ops->encode(t, text, len, ids);
+}
+int tok_decode_piece(const tok *t, int32_t prev, int32_t id, char *buf, int cap) {
+    return t->ops->decode_piece(t, prev, id, buf, cap);
+}
+int tok_vocab_size(const tok *t) { return t->vocab; }
+int tok_bos(const tok *t) { return t->bos; }
+int tok_eos(const tok *t) { return t->eos; }
+int tok_cls(const tok *t) { return t->cls; }
+int tok_sep(const tok *t) { return t->sep; }
+int tok_pad(const tok *t) { return t->pad; }
+int tok_id(const tok *t, const char *token) { return t->ops->id_of(t, token); }
+void tok_free(tok *t) {
+    if (t) t->ops->free(t);
+}

@@ -1,0 +1,294 @@
+/* train_io: recipe files and Hugging Face directories for `train` (see train_io.h). */
+#include "train_io.h"
+#include "cli.h"
+#include "stwrite.h"
+#include <ctype.h>
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* ---------------------------------------------------------------- recipes */
+
+static char *trim(char *s) {
+    while (isspace((unsigned char)*s)) s++;
+    char *e = s + strlen(s);
+    while (e > s && isspace((unsigned char)e[-1])) *--e = 0;
+    return s;
+}
+
+static double num(const char *path, int line, const char *key, const char *v, double lo, double hi) {
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (errno || end == v || *trim(end) || !(x >= lo && x <= hi))
+        die_data(path, "line %d: %s = %s: want a number in [%g, %g]", line, key, v, lo, hi);
+    return x;
+}
+
+static long inum(const char *path, int line, const char *key, const char *v, long lo, long hi) {
+    double x = num(path, line, key, v, (double)lo, (double)hi);
+    if (x != (double)(long)x) die_data(path, "line %d: %s = %s: want an integer", line, key, v);
+    return (long)x;
+}
+
+/* Defaults for everything but the architecture; the comments in configs/ say why. */
+static void recipe_defaults(tr_recipe *r) {
+    memset(r, 0, sizeof *r);
+    r->m.family = -1;
+    r->m.vocab = TR_VOCAB;
+    r->m.ctx = 128;
+    r->m.norm_eps = 1e-5;
+    r->m.rope_theta = 10000;
+    r->lr = 3e-3;
+    r->min_lr_ratio = 0.1;
+    r->warmup = 50;
+    r->weight_decay = 0.1;
+    r->beta1 = 0.9;
+    r->beta2 = 0.95;
+    r->adam_eps = 1e-8;
+    r->grad_clip = 1.0;
+    r->batch = 16;
+    r->seed = 1;
+    r->eval_windows = 64;
+}
+
+static int set_key(tr_recipe *r, const char *path, int ln, const char *k, const char *v) {
+    tm_config *m = &r->m;
+#define INT(key, dst, lo, hi) if (!strcmp(k, key)) { dst = (int)inum(path, ln, k, v, lo, hi); return 1; }
+#define LNG(key, dst, lo, hi) if (!strcmp(k, key)) { dst = inum(path, ln, k, v, lo, hi); return 1; }
+#define DBL(key, dst, lo, hi) if (!strcmp(k, key)) { dst = num(path, ln, k, v, lo, hi); return 1; }
+    INT("layers", m->n_layer, 1, 64)
+    INT("d_model", m->d_model, 2, 8192)
+    INT("heads", m->n_head, 1, 256)
+    INT("kv_heads", m->n_kv_head, 1, 256)
+    INT("head_dim", m->head_dim, 2, 1024)
+    INT("d_ff", m->d_ff, 1, 65536)
+    INT("context", m->ctx, 2, 4096)
+    DBL("norm_eps", m->norm_eps, 1e-12, 1)
+    DBL("rope_theta", m->rope_theta, 1, 1e9)
+    DBL("lr", r->lr, 0, 10)
+    DBL("min_lr_ratio", r->min_lr_ratio, 0, 1)
+    DBL("warmup", r->warmup, 0, 1e9)
+    DBL("weight_decay", r->weight_decay, 0, 10)
+    DBL("beta1", r->beta1, 0, 1)
+    DBL("beta2", r->beta2, 0, 1)
+    DBL("adam_eps", r->adam_eps, 0, 1)
+    DBL("grad_clip", r->grad_clip, 0, 1e9)
+    LNG("batch", r->batch, 1, 4096)
+    LNG("steps_full", r->steps_full, 0, 100000000)
+    LNG("steps_quick", r->steps_quick, 0, 100000000)
+    LNG("seed", r->seed, 0, 4294967295L)
+    LNG("eval_windows", r->eval_windows, 1, 100000)
+#undef INT
+#undef LNG
+#undef DBL
+    if (!strcmp(k, "name")) {
+        snprintf(r->name, sizeof r->name, "%s", v);
+        return 1;
+    }
+    /* Keys the pipeline reads (pipelines/models.mk, regime.mk); they do not affect training. */
+    if (!strcmp(k, "role") || !strcmp(k, "input")) return 1;
+    if (!strcmp(k, "kind")) {
+        if (strcmp(v, "trained")) die_data(path, "line %d: kind = %s: train only makes kind = trained", ln, v);
+        return 1;
+    }
+    if (!strcmp(k, "family")) {
+        if (!strcmp(v, "gpt2")) m->family = TM_GPT2;
+        else if (!strcmp(v, "llama")) m->family = TM_LLAMA;
+        else die_data(path, "line %d: family = %s: want gpt2 or llama", ln, v);
+        snprintf(r->family, sizeof r->family, "%s", v);
+        return 1;
+    }
+    return 0;
+}
+
+void tr_recipe_load(tr_recipe *r, const char *path) {
+    recipe_defaults(r);
+    size_t len;
+    char *text = (char *)cli_slurp(path, &len);
+    text = xrealloc(text, len + 1);
+    text[len] = 0;
+    int ln = 0;
+    for (char *save = NULL, *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        ln++;
+        char *hash = strchr(line, '#');
+        if (hash) *hash = 0;
+        char *s = trim(line);
+        if (!*s) continue;
+        char *eq = strchr(s, '=');
+        if (!eq) die_data(path, "line %d: want key = value", ln);
+        *eq = 0;
+        char *k = trim(s), *v = trim(eq + 1);
+        if (!set_key(r, path, ln, k, v)) die_data(path, "line %d: unknown key %s", ln, k);
+    }
+    free(text);
+    tm_config *m = &r->m;
+    if (m->family < 0) die_data(path, "family missing (gpt2 or llama)");
+    if (!m->n_layer || !m->d_model || !m->n_head || !m->d_ff) die_data(path, "layers, d_model, heads and d_ff are required");
+    if (!m->n_kv_head) m->n_kv_head = m->n_head;
+    if (!m->head_dim) {
+        if (m->d_model % m->n_head) die_data(path, "d_model is not a multiple of heads; give head_dim");
+        m->head_dim = m->d_model / m->n_head;
+    }
+    const char *why = tm_config_problem(m);
+    if (why) die_data(path, "%s", why);
+    if (!r->name[0]) {
+        const char *b = strrchr(path, '/');
+        snprintf(r->name, sizeof r->name, "%s", b ? b + 1 : path);
+        char *dot = strrchr(r->name, '.');
+        if (dot) *dot = 0;
+    }
+}
+
+void tr_recipe_prov(const tr_recipe *r, prov *p) {
+    const tm_config *m = &r->m;
+    prov_opt_str(p, "name", r->name);
+    prov_opt_str(p, "family", r->family);
+    prov_opt_int(p, "layers", m->n_layer);
+    prov_opt_int(p, "d_model", m->d_model);
+    prov_opt_int(p, "heads", m->n_head);
+    prov_opt_int(p, "kv_heads", m->n_kv_head);
+    prov_opt_int(p, "head_dim", m->head_dim);
+    prov_opt_int(p, "d_ff", m->d_ff);
+    prov_opt_int(p, "context", m->ctx);
+    prov_opt_int(p, "vocab", m->vocab);
+    prov_opt_dbl(p, "norm_eps", m->norm_eps);
+    if (m->family == TM_LLAMA) prov_opt_dbl(p, "rope_theta", m->rope_theta);
+    prov_opt_dbl(p, "lr", r->lr);
+    prov_opt_dbl(p, "min_lr_ratio", r->min_lr_ratio);
+    prov_opt_dbl(p, "warmup", r->warmup);
+    prov_opt_dbl(p, "weight_decay", r->weight_decay);
+    prov_opt_dbl(p, "beta1", r->beta1);
+    prov_opt_dbl(p, "beta2", r->beta2);
+    prov_opt_dbl(p, "adam_eps", r->adam_eps);
+    prov_opt_dbl(p, "grad_clip", r->grad_clip);
+    prov_opt_int(p, "batch", r->batch);
+    prov_opt_int(p, "seed", r->seed);
+    prov_opt_int(p, "eval_windows", r->eval_windows);
+}
+
+/* ---------------------------------------------------------------- Hugging Face directories */
+
+void tr_mkdirs(const char *dir) {
+    char *p = xstrdup(dir);
+    for (char *s = p + 1;; s++) {
+        int end = *s == 0;
+        if (*s == '/' || end) {
+            *s = 0;
+            if (mkdir(p, 0777) != 0 && errno != EEXIST) die_data(dir, "cannot create directory: %s", strerror(errno));
+            if (end) break;
+            *s = '/';
+        }
+    }
+    free(p);
+}
+
+/* GPT-2's bytes_to_unicode: printable Latin-1 bytes map to themselves, the other 68 bytes in
+ * increasing order to U+0100 onwards. Writes the UTF-8 of byte b's symbol into out. */
+static void byte_symbol(int b, char out[4]) {
+    int printable = (b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
+    int cp = b;
+    if (!printable) {
+        int k = 0;
+        for (int x = 0; x < b; x++)
+            if (!((x >= 0x21 && x <= 0x7E) || (x >= 0xA1 && x <= 0xAC) || (x >= 0xAE && x <= 0xFF))) k++;
+        cp = 0x100 + k;
+    }
+    if (cp < 0x80) {
+        out[0] = (char)cp;
+        out[1] = 0;
+    } else {
+        out[0] = (char)(0xC0 | (cp >> 6));
+        out[1] = (char)(0x80 | (cp & 0x3F));
+        out[2] = 0;
+    }
+}
+
+char *tr_tokenizer_json(void) {
+    json_t *vocab = json_object();
+    for (int b = 0; b < 256; b++) {
+        char sym[4];
+        byte_symbol(b, sym);
+        json_object_set_new(vocab, sym, json_integer(b));
+    }
+    json_t *bos = json_pack("{s:i,s:s,s:b,s:b,s:b,s:b,s:b}", "id", TR_BOS, "content", "<|bos|>", "single_word", 0,
+                            "lstrip", 0, "rstrip", 0, "normalized", 0, "special", 1);
+    json_t *model = json_pack("{s:s,s:n,s:n,s:n,s:n,s:b,s:b,s:b,s:o,s:[]}", "type", "BPE", "dropout", "unk_token",
+                              "continuing_subword_prefix", "end_of_word_suffix", "fuse_unk", 0, "byte_fallback", 0,
+                              "ignore_merges", 0, "vocab", vocab, "merges");
+    json_t *t = json_pack("{s:s,s:n,s:n,s:[o],s:n,s:{s:s,s:b,s:b,s:b},s:n,s:{s:s,s:b,s:b,s:b},s:o}", "version", "1.0",
+                          "truncation", "padding", "added_tokens", bos, "normalizer", "pre_tokenizer", "type",
+                          "ByteLevel", "add_prefix_space", 0, "trim_offsets", 1, "use_regex", 0, "post_processor",
+                          "decoder", "type", "ByteLevel", "add_prefix_space", 0, "trim_offsets", 1, "use_regex", 0,
+                          "model", model);
+    if (!t) die_usage("internal error: tokenizer.json template");
+    char *s = json_dumps(t, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    json_decref(t);
+    return s;
+}
+
+static char *config_json(const tr_recipe *r, const char *prov_json, long step) {
+    const tm_config *m = &r->m;
+    json_t *c;
+    if (m->family == TM_GPT2) {
+        c = json_pack("{s:[s],s:s,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:s,s:f,s:b,s:b,s:b,s:b,s:f,s:f,s:f,s:i,s:i}",
+                      "architectures", "GPT2LMHeadModel", "model_type", "gpt2", "vocab_size", m->vocab,
+                      "n_positions", m->ctx, "n_ctx", m->ctx, "n_embd", m->d_model, "n_layer", m->n_layer,
+                      "n_head", m->n_head, "n_inner", m->d_ff, "activation_function", "gelu_new",
+                      "layer_norm_epsilon", m->norm_eps, "scale_attn_weights", 1,
+                      "scale_attn_by_inverse_layer_idx", 0, "reorder_and_upcast_attn", 0, "tie_word_embeddings", 1,
+                      "resid_pdrop", 0.0, "embd_pdrop", 0.0, "attn_pdrop", 0.0, "bos_token_id", TR_BOS,
+                      "eos_token_id", TR_BOS);
+    } else {
+        c = json_pack("{s:[s],s:s,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:s,s:f,s:f,s:n,s:i,s:b,s:b,s:b,s:i,s:i}",
+                      "architectures", "LlamaForCausalLM", "model_type", "llama", "vocab_size", m->vocab,
+                      "hidden_size", m->d_model, "intermediate_size", m->d_ff, "num_hidden_layers", m->n_layer,
+                      "num_attention_heads", m->n_head, "num_key_value_heads", m->n_kv_head, "head_dim",
+                      m->head_dim, "hidden_act", "silu", "rms_norm_eps", m->norm_eps, "rope_theta", m->rope_theta,
+                      "rope_scaling", "max_position_embeddings", m->ctx, "attention_bias", 0, "mlp_bias", 0,
+                      "tie_word_embeddings", 0, "bos_token_id", TR_BOS, "eos_token_id", TR_BOS);
+    }
+    if (!c) die_usage("internal error: config.json template");
+    json_object_set_new(c, "torch_dtype", json_string("float32"));
+    json_object_set_new(c, "attncoda_step", json_integer(step));
+    json_object_set_new(c, "attncoda_provenance", json_string(prov_json));
+    char *s = json_dumps(c, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+    json_decref(c);
+    return s;
+}
+
+static char *join(const char *dir, const char *file) {
+    size_t n = strlen(dir) + strlen(file) + 2;
+    char *p = xmalloc(n);
+    snprintf(p, n, "%s/%s", dir, file);
+    return p;
+}
+
+/* float weights go out as they are; tensor shapes from the layout table. */
+void tr_save_hf(const char *dir, const tr_recipe *r, const tm_model *m, const char *prov_json, long step) {
+    tr_mkdirs(dir);
+    char *p = join(dir, "config.json"), *cj = config_json(r, prov_json, step);
+    size_t cl = strlen(cj);
+    cj = xrealloc(cj, cl + 2);
+    strcpy(cj + cl, "\n");
+    cli_write_bytes(p, cj, cl + 1);
+    free(cj);
+    free(p);
+    p = join(dir, "tokenizer.json");
+    char *tj = tr_tokenizer_json();
+    cli_write_bytes(p, tj, strlen(tj));
+    free(tj);
+    free(p);
+    st_writer *w = st_write_new();
+    for (int i = 0; i < m->nt; i++)
+        st_write_add_f32(w, m->t[i].name, m->w + m->t[i].off, m->t[i].ndim, m->t[i].shape);
+    st_write_meta(w, "provenance", prov_json);
+    char stepbuf[32];
+    snprintf(stepbuf, sizeof stepbuf, "%ld", step);
+    st_write_meta(w, "attncoda_step", stepbuf);
+    p = join(dir, "model.safetensors");
+    st_write_finish(w, p);
+    free(p);
+}

@@ -1,0 +1,33 @@
+/* train_io: what `train` reads and writes besides the math: the model recipe files
+ * (configs/<name>.conf, `key = value` lines) and Hugging Face model directories (config.json,
+ * model.safetensors, tokenizer.json) that the HF loader reads like a downloaded model. */
+#ifndef ATTNCODA_TRAIN_IO_H
+#define ATTNCODA_TRAIN_IO_H
+#include "train_model.h"
+
+#define TR_BOS 256          /* the byte tokenizer's one special id */
+#define TR_VOCAB 257        /* 256 bytes + BOS */
+
+typedef struct {
+    char name[128];
+    char family[16];        /* gpt2 | llama */
+    tm_config m;            /* architecture (vocab = TR_VOCAB) */
+    double lr, min_lr_ratio, warmup, weight_decay, beta1, beta2, adam_eps, grad_clip;
+    long batch, steps_full, steps_quick, seed, eval_windows;
+} tr_recipe;
+
+/* Parse a recipe file; unknown keys, missing required keys and bad values are data errors
+ * (exit 1, naming the file and line). The text is kept for the provenance checksum. */
+void tr_recipe_load(tr_recipe *r, const char *path);
+/* Every recipe value as provenance options. */
+struct prov;
+void tr_recipe_prov(const tr_recipe *r, struct prov *p);
+
+/* Write config.json, tokenizer.json and model.safetensors into dir (created if missing), each
+ * through a temporary name. prov_json goes into the safetensors __metadata__ ("provenance")
+ * and, with the step, into config.json ("attncoda_provenance", "attncoda_step"). */
+void tr_save_hf(const char *dir, const tr_recipe *r, const tm_model *m, const char *prov_json, long step);
+/* The byte-level tokenizer.json text (malloc'd). */
+char *tr_tokenizer_json(void);
+void tr_mkdirs(const char *dir);   /* mkdir -p; dies on failure */
+#endif

@@ -1,0 +1,611 @@
+/* train_model: forward and backward passes for the GPT-2- and Llama-style models (see
+ * train_model.h). Matrix products go through OpenBLAS in single-threaded mode; the work is split
+ * into fixed blocks with OpenMP, each block owning its own outputs, so every sum is taken in one
+ * fixed order and the same thread count gives bit-identical results. */
+#include "train_model.h"
+#include "cli.h"
+#include <cblas.h>
+#include <gsl/gsl_rng.h>
+#include <omp.h>
+#include <stdint.h>
+#include <string.h>
+#include <tgmath.h>
+
+#ifdef TRAIN_DOUBLE
+#define GEMM cblas_dgemm
+#else
+#define GEMM cblas_sgemm
+#endif
+
+/* gsl_randist.h pulls in gsl_cblas.h, whose declarations clash with OpenBLAS's cblas.h; the one
+ * GSL sampler used here is declared by hand instead (same prototype as gsl_randist.h). */
+double gsl_ran_gaussian_ziggurat(const gsl_rng *r, const double sigma);
+
+enum { CONV1D, LINEAR };   /* weight layouts: [in,out] (GPT-2) and [out,in] (nn.Linear) */
+#define NOFF SIZE_MAX
+
+/* ---------------------------------------------------------------- layout */
+
+const char *TM(tm_config_problem)(const tm_config *c) {
+    if (c->family != TM_GPT2 && c->family != TM_LLAMA) return "unknown family";
+    if (c->n_layer < 1 || c->d_model < 2 || c->n_head < 1 || c->d_ff < 1 || c->vocab < 2 || c->ctx < 2)
+        return "layers, d_model, heads, d_ff, vocab and context must be positive";
+    if (c->n_kv_head < 1 || c->n_head % c->n_kv_head) return "heads must be a multiple of kv_heads";
+    if (c->head_dim < 2 || c->head_dim % 2) return "head_dim must be even";
+    if (c->family == TM_GPT2 && (c->n_kv_head != c->n_head || c->head_dim * c->n_head != c->d_model))
+        return "gpt2 needs kv_heads = heads and d_model = heads * head_dim";
+    return NULL;
+}
+
+static size_t add_tensor(tm_model *m, const char *name, int ndim, int64_t d0, int64_t d1, int kind) {
+    m->t = xrealloc(m->t, (size_t)(m->nt + 1) * sizeof *m->t);
+    tm_tensor *t = &m->t[m->nt++];
+    snprintf(t->name, sizeof t->name, "%s", name);
+    t->ndim = ndim;
+    t->shape[0] = d0;
+    t->shape[1] = ndim > 1 ? d1 : 1;
+    t->n = (size_t)d0 * (size_t)t->shape[1];
+    t->off = m->n_params;
+    t->kind = kind;
+    t->decay = kind == TM_T_MATRIX || kind == TM_T_RESID;
+    m->n_params += t->n;
+    return t->off;
+}
+
+static void layout_gpt2(tm_model *m) {
+    const tm_config *c = &m->c;
+    int64_t d = c->d_model, f = c->d_ff;
+    char nm[80];
+    m->wte = add_tensor(m, "wte.weight", 2, c->vocab, d, TM_T_EMBED);
+    m->wpe = add_tensor(m, "wpe.weight", 2, c->ctx, d, TM_T_EMBED);
+    for (int l = 0; l < c->n_layer; l++) {
+        tm_layer_off *L = &m->L[l];
+#define T_(field, suffix, nd, a, b, kind) \
+    (snprintf(nm, sizeof nm, "h.%d.%s", l, suffix), L->field = add_tensor(m, nm, nd, a, b, kind))
+        T_(ln1_w, "ln_1.weight", 1, d, 1, TM_T_ONES);
+        T_(ln1_b, "ln_1.bias", 1, d, 1, TM_T_ZEROS);
+        T_(wqkv, "attn.c_attn.weight", 2, d, 3 * d, TM_T_MATRIX);
+        T_(bqkv, "attn.c_attn.bias", 1, 3 * d, 1, TM_T_ZEROS);
+        T_(wo, "attn.c_proj.weight", 2, d, d, TM_T_RESID);
+        T_(bo, "attn.c_proj.bias", 1, d, 1, TM_T_ZEROS);
+        T_(ln2_w, "ln_2.weight", 1, d, 1, TM_T_ONES);
+        T_(ln2_b, "ln_2.bias", 1, d, 1, TM_T_ZEROS);
+        T_(wfc, "mlp.c_fc.weight", 2, d, f, TM_T_MATRIX);
+        T_(bfc, "mlp.c_fc.bias", 1, f, 1, TM_T_ZEROS);
+        T_(wproj, "mlp.c_proj.weight", 2, f, d, TM_T_RESID);
+        T_(bproj, "mlp.c_proj.bias", 1, d, 1, TM_T_ZEROS);
+    }
+    m->lnf_w = add_tensor(m, "ln_f.weight", 1, d, 1, TM_T_ONES);
+    m->lnf_b = add_tensor(m, "ln_f.bias", 1, d, 1, TM_T_ZEROS);
+    m->lm_head = m->wte;   /* tied */
+}
+
+static void layout_llama(tm_model *m) {
+    const tm_config *c = &m->c;
+    int64_t d = c->d_model, f = c->d_ff, q = (int64_t)c->n_head * c->head_dim,
+            kv = (int64_t)c->n_kv_head * c->head_dim;
+    char nm[80];
+    m->wte = add_tensor(m, "model.embed_tokens.weight", 2, c->vocab, d, TM_T_EMBED);
+    m->wpe = NOFF;
+    for (int l = 0; l < c->n_layer; l++) {
+        tm_layer_off *L = &m->L[l];
+#undef T_
+#define T_(field, suffix, nd, a, b, kind) \
+    (snprintf(nm, sizeof nm, "model.layers.%d.%s", l, suffix), L->field = add_tensor(m, nm, nd, a, b, kind))
+        T_(ln1_w, "input_layernorm.weight", 1, d, 1, TM_T_ONES);
+        T_(wq, "self_attn.q_proj.weight", 2, q, d, TM_T_MATRIX);
+        T_(wk, "self_attn.k_proj.weight", 2, kv, d, TM_T_MATRIX);
+        T_(wv, "self_attn.v_proj.weight", 2, kv, d, TM_T_MATRIX);
+        T_(wo, "self_attn.o_proj.weight", 2, d, q, TM_T_RESID);
+        T_(ln2_w, "post_attention_layernorm.weight", 1, d, 1, TM_T_ONES);
+        T_(wgate, "mlp.gate_proj.weight", 2, f, d, TM_T_MATRIX);
+        T_(wup, "mlp.up_proj.weight", 2, f, d, TM_T_MATRIX);
+        T_(wdown, "mlp.down_proj.weight", 2, d, f, TM_T_RESID);
+#undef T_
+        L->ln1_b = L->ln2_b = L->bqkv = L->bo = L->wqkv = L->wfc = L->bfc = L->wproj = L->bproj = NOFF;
+    }
+    m->lnf_w = add_tensor(m, "model.norm.weight", 1, d, 1, TM_T_ONES);
+    m->lnf_b = NOFF;
+    m->lm_head = add_tensor(m, "lm_head.weight", 2, c->vocab, d, TM_T_MATRIX);
+}
+
+void TM(tm_model_init)(tm_model *m, const tm_config *c) {
+    memset(m, 0, sizeof *m);
+    m->c = *c;
+    m->L = xcalloc((size_t)c->n_layer, sizeof *m->L);
+    if (c->family == TM_GPT2) layout_gpt2(m);
+    else layout_llama(m);
+    m->w = xcalloc(m->n_params, sizeof *m->w);
+    m->g = xcalloc(m->n_params, sizeof *m->g);
+}
+
+/* GPT-2's initialisation: N(0, 0.02) for matrices and embeddings, residual output projections
+ * scaled by 1/sqrt(2·layers), norms 1, biases 0. One generator, tensors in layout order. */
+void TM(tm_model_randomize)(tm_model *m, unsigned long seed) {
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, seed);
+    double resid = 0.02 / sqrt(2.0 * m->c.n_layer);
+    for (int i = 0; i < m->nt; i++) {
+        tm_tensor *t = &m->t[i];
+        treal *w = m->w + t->off;
+        for (size_t j = 0; j < t->n; j++) {
+            switch (t->kind) {
+            case TM_T_ONES: w[j] = 1; break;
+            case TM_T_ZEROS: w[j] = 0; break;
+            case TM_T_RESID: w[j] = (treal)gsl_ran_gaussian_ziggurat(r, resid); break;
+            default: w[j] = (treal)gsl_ran_gaussian_ziggurat(r, 0.02); break;
+            }
+        }
+    }
+    gsl_rng_free(r);
+}
+
+void TM(tm_model_free)(tm_model *m) {
+    free(m->t);
+    free(m->w);
+    free(m->g);
+    free(m->L);
+    memset(m, 0, sizeof *m);
+}
+
+/* ---------------------------------------------------------------- activations */
+
+typedef struct {
+    treal *x;                  /* residual stream entering the layer [N,d] */
+    treal *a1, *mu1, *rs1;     /* attention-norm output, mean, 1/std */
+    treal *qkv;                /* [N, W]: q | k | v (q, k after RoPE) */
+    treal *P;                  /* [B,H,T,T] attention probabilities */
+    treal *o;                  /* concatenated head outputs [N, H·hd] */
+    treal *xm;                 /* residual after attention */
+    treal *a2, *mu2, *rs2;
+    treal *h1, *h2, *h3;       /* GPT-2: fc pre-act, gelu, tanh(u) of gelu; Llama: gate, up, silu(gate)·up */
+} layer_acts;
+
+struct tm_acts {
+    tm_config c;
+    int B, T, N, W;            /* N = B·T rows; W = width of the qkv row */
+    layer_acts *la;
+    treal *xL, *af, *muf, *rsf, *logits, *rowloss;
+    treal *rope_cos, *rope_sin; /* [T, hd/2] */
+    /* backward scratch */
+    treal *dx, *da, *dqkv, *dout, *dh1, *dh2, *dh3, *dS;
+};
+
+static treal *zalloc(size_t n) { return xcalloc(n ? n : 1, sizeof(treal)); }
+
+tm_acts *TM(tm_acts_new)(const tm_config *c, int B, int T) {
+    tm_acts *a = xcalloc(1, sizeof *a);
+    a->c = *c;
+    a->B = B;
+    a->T = T;
+    a->N = B * T;
+    size_t N = (size_t)a->N, d = (size_t)c->d_model, f = (size_t)c->d_ff, hq = (size_t)c->n_head * c->head_dim;
+    a->W = (c->n_head + 2 * c->n_kv_head) * c->head_dim;
+    a->la = xcalloc((size_t)c->n_layer, sizeof *a->la);
+    for (int l = 0; l < c->n_layer; l++) {
+        layer_acts *L = &a->la[l];
+        L->x = zalloc(N * d);
+        L->a1 = zalloc(N * d); L->mu1 = zalloc(N); L->rs1 = zalloc(N);
+        L->qkv = zalloc(N * (size_t)a->W);
+        L->P = zalloc((size_t)B * c->n_head * T * T);
+        L->o = zalloc(N * hq);
+        L->xm = zalloc(N * d);
+        L->a2 = zalloc(N * d); L->mu2 = zalloc(N); L->rs2 = zalloc(N);
+        L->h1 = zalloc(N * f); L->h2 = zalloc(N * f); L->h3 = zalloc(N * f);
+    }
+    a->xL = zalloc(N * d); a->af = zalloc(N * d); a->muf = zalloc(N); a->rsf = zalloc(N);
+    a->logits = zalloc(N * (size_t)c->vocab); a->rowloss = zalloc(N);
+    a->dx = zalloc(N * d); a->da = zalloc(N * d); a->dqkv = zalloc(N * (size_t)a->W);
+    a->dout = zalloc(N * hq); a->dh1 = zalloc(N * f); a->dh2 = zalloc(N * f); a->dh3 = zalloc(N * f);
+    a->dS = zalloc((size_t)omp_get_max_threads() * T * T);
+    /* RoPE tables computed the way Hugging Face does: float32 inv_freq = 1/theta^(2i/hd), float32
+     * angle = position·inv_freq, float32 cos/sin (in the double build, double throughout). */
+    int half = c->head_dim / 2;
+    a->rope_cos = zalloc((size_t)T * half);
+    a->rope_sin = zalloc((size_t)T * half);
+    for (int i = 0; i < half; i++) {
+        treal inv = (treal)1 / pow((treal)c->rope_theta, (treal)(2 * i) / (treal)c->head_dim);
+        for (int t = 0; t < T; t++) {
+            treal ang = (treal)t * inv;
+            a->rope_cos[t * half + i] = cos(ang);
+            a->rope_sin[t * half + i] = sin(ang);
+        }
+    }
+    return a;
+}
+
+void TM(tm_acts_free)(tm_acts *a) {
+    if (!a) return;
+    for (int l = 0; l < a->c.n_layer; l++) {
+        layer_acts *L = &a->la[l];
+        treal *bufs[] = {L->x, L->a1, L->mu1, L->rs1, L->qkv, L->P, L->o, L->xm, L->a2, L->mu2, L->rs2, L->h1, L->h2, L->h3};
+        for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]);
+    }
+    treal *bufs[] = {a->xL, a->af, a->muf, a->rsf, a->logits, a->rowloss, a->dx, a->da, a->dqkv,
+                     a->dout, a->dh1, a->dh2, a->dh3, a->dS, a->rope_cos, a->rope_sin};
+    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]);
+    free(a->la);
+    free(a);
+}
+
+const treal *TM(tm_acts_attn)(const tm_acts *a, int l) { return a->la[l].P; }
+const treal *TM(tm_acts_rowloss)(const tm_acts *a) { return a->rowloss; }
+
+/* ---------------------------------------------------------------- building blocks */
+
+/* Fixed work split: block b of nb covers [n·b/nb, n·(b+1)/nb). nb is the thread count, so the
+ * split (and every sum order) is a function of the thread count only. */
+#define BLOCK_LO(n, b, nb) ((size_t)(n) * (size_t)(b) / (size_t)(nb))
+static int nblocks(size_t n) {
+    int nt = omp_get_max_threads();
+    return (size_t)nt < n ? nt : (int)(n ? n : 1);
+}
+
+/* Y[N,out] = X[N,in]·W (+ b); W in CONV1D [in,out] or LINEAR [out,in] layout. Rows are split. */
+static void lin_fwd(int N, int in, int out, const treal *X, int ldx, const treal *W, int layout,
+                    const treal *bias, treal *Y, int ldy) {
+    int nb = nblocks((size_t)N);
+#pragma omp parallel for schedule(static)
+    for (int b = 0; b < nb; b++) {
+        size_t r0 = BLOCK_LO(N, b, nb), r1 = BLOCK_LO(N, b + 1, nb);
+        if (r1 == r0) continue;
+        if (layout == CONV1D)
+            GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(r1 - r0), out, in, 1, X + r0 * ldx, ldx, W, out,
+                 0, Y + r0 * ldy, ldy);
+        else
+            GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(r1 - r0), out, in, 1, X + r0 * ldx, ldx, W, in,
+                 0, Y + r0 * ldy, ldy);
+        if (bias)
+            for (size_t r = r0; r < r1; r++)
+                for (int o = 0; o < out; o++) Y[r * ldy + o] += bias[o];
+    }
+}
+
+/* Backward of lin_fwd: dX += dY·Wᵀ (rows split), dW += Xᵀ·dY and db += Σrows dY (output
+ * features split, so each gradient element is one sum over all rows in row order). */
+static void lin_bwd(int N, int in, int out, const treal *X, int ldx, const treal *W, int layout,
+                    const treal *dY, int lddy, treal *dX, int lddx, treal *dW, treal *db) {
+    if (dX) {
+        int nb = nblocks((size_t)N);
+#pragma omp parallel for schedule(static)
+        for (int b = 0; b < nb; b++) {
+            size_t r0 = BLOCK_LO(N, b, nb), r1 = BLOCK_LO(N, b + 1, nb);
+            if (r1 == r0) continue;
+            if (layout == CONV1D)
+                GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(r1 - r0), in, out, 1, dY + r0 * lddy, lddy, W,
+                     out, 1, dX + r0 * lddx, lddx);
+            else
+                GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(r1 - r0), in, out, 1, dY + r0 * lddy, lddy,
+                     W, in, 1, dX + r0 * lddx, lddx);
+        }
+    }
+    int nb = nblocks((size_t)out);
+#pragma omp parallel for schedule(static)
+    for (int b = 0; b < nb; b++) {
+        size_t o0 = BLOCK_LO(out, b, nb), o1 = BLOCK_LO(out, b + 1, nb);
+        int no = (int)(o1 - o0);
+        if (!no) continue;
+        if (layout == CONV1D)
+            GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, in, no, N, 1, X, ldx, dY + o0, lddy, 1, dW + o0, out);
+        else
+            GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, no, in, N, 1, dY + o0, lddy, X, ldx, 1, dW + o0 * in, in);
+        if (db)
+            for (int r = 0; r < N; r++)
+                for (size_t o = o0; o < o1; o++) db[o] += dY[(size_t)r * lddy + o];
+    }
+}
+
+/* LayerNorm (b != NULL or mu != NULL) or RMSNorm (mu == NULL), row by row; statistics in treal
+ * with a two-pass variance. */
+static void norm_fwd(int N, int d, const treal *x, const treal *w, const treal *b, treal *y, treal *mu,
+                     treal *rs, double eps) {
+#pragma omp parallel for schedule(static)
+    for (int r = 0; r < N; r++) {
+        const treal *xr = x + (size_t)r * d;
+        treal *yr = y + (size_t)r * d, m = 0, v = 0;
+        if (mu) {
+            for (int j = 0; j < d; j++) m += xr[j];
+            m /= d;
+        }
+        for (int j = 0; j < d; j++) v += (xr[j] - m) * (xr[j] - m);
+        treal s = 1 / sqrt(v / d + (treal)eps);
+        if (mu) mu[r] = m;
+        rs[r] = s;
+        for (int j = 0; j < d; j++) yr[j] = (xr[j] - m) * s * w[j] + (b ? b[j] : 0);
+    }
+}
+
+/* dx += norm backward; dw (and db) += per-feature sums, taken over rows in order. */
+static void norm_bwd(int N, int d, const treal *x, const treal *w, const treal *mu, const treal *rs,
+                     const treal *dy, treal *dx, treal *dw, treal *db) {
+#pragma omp parallel for schedule(static)
+    for (int r = 0; r < N; r++) {
+        const treal *xr = x + (size_t)r * d, *dyr = dy + (size_t)r * d;
+        treal *dxr = dx + (size_t)r * d, m = mu ? mu[r] : 0, s = rs[r], g_mean = 0, gx_mean = 0;
+        for (int j = 0; j < d; j++) {
+            treal g = dyr[j] * w[j], xh = (xr[j] - m) * s;
+            g_mean += g;
+            gx_mean += g * xh;
+        }
+        g_mean /= d;
+        gx_mean /= d;
+        if (!mu) g_mean = 0;   /* RMSNorm: no mean subtraction */
+        for (int j = 0; j < d; j++) {
+            treal xh = (xr[j] - m) * s;
+            dxr[j] += s * (dyr[j] * w[j] - g_mean - xh * gx_mean);
+        }
+    }
+    int nb = nblocks((size_t)d);
+#pragma omp parallel for schedule(static)
+    for (int b = 0; b < nb; b++) {
+        size_t j0 = BLOCK_LO(d, b, nb), j1 = BLOCK_LO(d, b + 1, nb);
+        for (int r = 0; r < N; r++) {
+            const treal *xr = x + (size_t)r * d, *dyr = dy + (size_t)r * d;
+            treal m = mu ? mu[r] : 0, s = rs[r];
+            for (size_t j = j0; j < j1; j++) {
+                dw[j] += dyr[j] * (xr[j] - m) * s;
+                if (db) db[j] += dyr[j];
+            }
+        }
+    }
+}
+
+/* Half-split RoPE on the q and k parts of every qkv row (position = row mod T). inverse = 1
+ * applies the transpose rotation, which is the backward of the forward rotation. */
+static void rope(const tm_acts *a, treal *qkv, int inverse) {
+    const tm_config *c = &a->c;
+    int hd = c->head_dim, half = hd / 2, nh = c->n_head + c->n_kv_head;
+    treal sg = inverse ? -1 : 1;
+#pragma omp parallel for schedule(static)
+    for (int r = 0; r < a->N; r++) {
+        int t = r % a->T;
+        const treal *cs = a->rope_cos + (size_t)t * half, *sn = a->rope_sin + (size_t)t * half;
+        for (int h = 0; h < nh; h++) {
+            treal *v = qkv + (size_t)r * a->W + (size_t)h * hd;
+            for (int i = 0; i < half; i++) {
+                treal x1 = v[i], x2 = v[i + half], s = sg * sn[i];
+                v[i] = x1 * cs[i] - x2 * s;
+                v[i + half] = x2 * cs[i] + x1 * s;
+            }
+        }
+    }
+}
+
+/* Causal attention for every (sequence, head): P = softmax(QKᵀ/√hd + mask), O = P·V. */
+static void attn_fwd(tm_acts *a, layer_acts *L) {
+    const tm_config *c = &a->c;
+    int T = a->T, hd = c->head_dim, H = c->n_head, rep = H / c->n_kv_head, W = a->W, ldo = H * hd;
+    treal scale = 1 / sqrt((treal)hd);
+#pragma omp parallel for schedule(static)
+    for (int bh = 0; bh < a->B * H; bh++) {
+        int b = bh / H, h = bh % H, kh = h / rep;
+        const treal *Q = L->qkv + (size_t)b * T * W + (size_t)h * hd;
+        const treal *K = L->qkv + (size_t)b * T * W + (size_t)(H + kh) * hd;
+        const treal *V = L->qkv + (size_t)b * T * W + (size_t)(H + c->n_kv_head + kh) * hd;
+        treal *P = L->P + (size_t)bh * T * T;
+        GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hd, scale, Q, W, K, W, 0, P, T);
+        for (int t = 0; t < T; t++) {
+            treal *p = P + (size_t)t * T, mx = p[0], sum = 0;
+            for (int j = 1; j <= t; j++) mx = p[j] > mx ? p[j] : mx;
+            for (int j = 0; j <= t; j++) sum += p[j] = exp(p[j] - mx);
+            for (int j = 0; j <= t; j++) p[j] /= sum;
+            for (int j = t + 1; j < T; j++) p[j] = 0;
+        }
+        GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hd, T, 1, P, T, V, W, 0,
+             L->o + (size_t)b * T * ldo + (size_t)h * hd, ldo);
+    }
+}
+
+/* Backward of attn_fwd into a->dqkv (zeroed by the caller). One task per (sequence, KV head) so
+ * the query heads sharing a KV head add into dK, dV in a fixed order without races. */
+static void attn_bwd(tm_acts *a, layer_acts *L) {
+    const tm_config *c = &a->c;
+    int T = a->T, hd = c->head_dim, H = c->n_head, KV = c->n_kv_head, rep = H / KV, W = a->W, ldo = H * hd;
+    treal scale = 1 / sqrt((treal)hd);
+#pragma omp parallel for schedule(static)
+    for (int bk = 0; bk < a->B * KV; bk++) {
+        int b = bk / KV, kh = bk % KV;
+        treal *dS = a->dS + (size_t)omp_get_thread_num() * T * T;
+        size_t base = (size_t)b * T * W;
+        const treal *K = L->qkv + base + (size_t)(H + kh) * hd, *V = L->qkv + base + (size_t)(H + KV + kh) * hd;
+        treal *dK = a->dqkv + base + (size_t)(H + kh) * hd, *dV = a->dqkv + base + (size_t)(H + KV + kh) * hd;
+        for (int h = kh * rep; h < (kh + 1) * rep; h++) {
+            const treal *Q = L->qkv + base + (size_t)h * hd, *P = L->P + ((size_t)b * H + h) * T * T;
+            const treal *dO = a->dout + (size_t)b * T * ldo + (size_t)h * hd;
+            treal *dQ = a->dqkv + base + (size_t)h * hd;
+            GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hd, 1, dO, ldo, V, W, 0, dS, T);
+            GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, T, hd, T, 1, P, T, dO, ldo, 1, dV, W);
+            for (int t = 0; t < T; t++) {
+                const treal *p = P + (size_t)t * T;
+                treal *g = dS + (size_t)t * T, dot = 0;
+                for (int j = 0; j <= t; j++) dot += p[j] * g[j];
+                for (int j = 0; j <= t; j++) g[j] = p[j] * (g[j] - dot);
+                for (int j = t + 1; j < T; j++) g[j] = 0;
+            }
+            GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hd, T, scale, dS, T, K, W, 1, dQ, W);
+            GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, T, hd, T, scale, dS, T, Q, W, 1, dK, W);
+        }
+    }
+}
+
+/* gelu_new (tanh approximation), as GPT-2 uses it. tanh(u) is taken as 1 − 2/(e^{2u}+1): libm's
+ * tanhf was a third of the training time, expf is several times faster, and the absolute error
+ * (≈1e-7 near 0) is at float rounding level. The forward keeps tanh(u) for the backward. */
+static const treal GK = (treal)0.7978845608028654, GC = (treal)0.044715;
+static treal gelu_tanh_u(treal x) { return 1 - 2 / (exp(2 * GK * (x + GC * x * x * x)) + 1); }
+static treal gelu_grad(treal x, treal th) {
+    return (treal)0.5 * (1 + th) + (treal)0.5 * x * (1 - th * th) * GK * (1 + 3 * GC * x * x);
+}
+static treal sigm(treal x) { return 1 / (1 + exp(-x)); }
+
+/* ---------------------------------------------------------------- forward */
+
+static void embed_fwd(const tm_model *m, tm_acts *a, const int32_t *ids) {
+    int d = m->c.d_model;
+    treal *x = a->la[0].x;
+#pragma omp parallel for schedule(static)
+    for (int r = 0; r < a->N; r++) {
+        const treal *e = m->w + m->wte + (size_t)ids[r] * d;
+        const treal *p = m->wpe != NOFF ? m->w + m->wpe + (size_t)(r % a->T) * d : NULL;
+        for (int j = 0; j < d; j++) x[(size_t)r * d + j] = e[j] + (p ? p[j] : 0);
+    }
+}
+
+static void layer_fwd(const tm_model *m, tm_acts *a, int l) {
+    const tm_config *c = &m->c;
+    const tm_layer_off *O = &m->L[l];
+    layer_acts *L = &a->la[l];
+    const treal *w = m->w;
+    int N = a->N, d = c->d_model, f = c->d_ff, hq = c->n_head * c->head_dim, hk = c->n_kv_head * c->head_dim;
+    int gpt2 = c->family == TM_GPT2;
+    treal *xout = l + 1 < c->n_layer ? a->la[l + 1].x : a->xL;
+    norm_fwd(N, d, L->x, w + O->ln1_w, gpt2 ? w + O->ln1_b : NULL, L->a1, gpt2 ? L->mu1 : NULL, L->rs1, c->norm_eps);
+    if (gpt2) {
+        lin_fwd(N, d, 3 * d, L->a1, d, w + O->wqkv, CONV1D, w + O->bqkv, L->qkv, a->W);
+    } else {
+        lin_fwd(N, d, hq, L->a1, d, w + O->wq, LINEAR, NULL, L->qkv, a->W);
+        lin_fwd(N, d, hk, L->a1, d, w + O->wk, LINEAR, NULL, L->qkv + hq, a->W);
+        lin_fwd(N, d, hk, L->a1, d, w + O->wv, LINEAR, NULL, L->qkv + hq + hk, a->W);
+        rope(a, L->qkv, 0);
+    }
+    attn_fwd(a, L);
+    lin_fwd(N, hq, d, L->o, hq, w + O->wo, gpt2 ? CONV1D : LINEAR, gpt2 ? w + O->bo : NULL, L->xm, d);
+    for (size_t i = 0; i < (size_t)N * d; i++) L->xm[i] += L->x[i];
+    norm_fwd(N, d, L->xm, w + O->ln2_w, gpt2 ? w + O->ln2_b : NULL, L->a2, gpt2 ? L->mu2 : NULL, L->rs2, c->norm_eps);
+    size_t nf = (size_t)N * f;
+    if (gpt2) {
+        lin_fwd(N, d, f, L->a2, d, w + O->wfc, CONV1D, w + O->bfc, L->h1, f);
+#pragma omp parallel for schedule(static)
+        for (size_t i = 0; i < nf; i++) {
+            L->h3[i] = gelu_tanh_u(L->h1[i]);
+            L->h2[i] = (treal)0.5 * L->h1[i] * (1 + L->h3[i]);
+        }
+        lin_fwd(N, f, d, L->h2, f, w + O->wproj, CONV1D, w + O->bproj, xout, d);
+    } else {
+        lin_fwd(N, d, f, L->a2, d, w + O->wgate, LINEAR, NULL, L->h1, f);
+        lin_fwd(N, d, f, L->a2, d, w + O->wup, LINEAR, NULL, L->h2, f);
+#pragma omp parallel for schedule(static)
+        for (size_t i = 0; i < nf; i++) L->h3[i] = L->h1[i] * sigm(L->h1[i]) * L->h2[i];
+        lin_fwd(N, f, d, L->h3, f, w + O->wdown, LINEAR, NULL, xout, d);
+    }
+    for (size_t i = 0; i < (size_t)N * d; i++) xout[i] += L->xm[i];
+}
+
+/* Softmax cross-entropy per row; logits are replaced by probabilities (backward needs them). */
+static double xent(tm_acts *a, const int32_t *targets) {
+    int V = a->c.vocab;
+#pragma omp parallel for schedule(static)
+    for (int r = 0; r < a->N; r++) {
+        treal *z = a->logits + (size_t)r * V, mx = z[0], sum = 0;
+        for (int v = 1; v < V; v++) mx = z[v] > mx ? z[v] : mx;
+        for (int v = 0; v < V; v++) sum += z[v] = exp(z[v] - mx);
+        a->rowloss[r] = log(sum) - (z[targets[r]] > 0 ? log(z[targets[r]]) : (treal)-1e30);
+        for (int v = 0; v < V; v++) z[v] /= sum;
+    }
+    double tot = 0;
+    for (int r = 0; r < a->N; r++) tot += a->rowloss[r];
+    return tot / a->N;
+}
+
+double TM(tm_forward)(const tm_model *m, tm_acts *a, const int32_t *ids, const int32_t *targets) {
+    const tm_config *c = &m->c;
+    int N = a->N, d = c->d_model;
+    embed_fwd(m, a, ids);
+    for (int l = 0; l < c->n_layer; l++) layer_fwd(m, a, l);
+    if (!targets) return 0;
+    norm_fwd(N, d, a->xL, m->w + m->lnf_w, m->lnf_b != NOFF ? m->w + m->lnf_b : NULL, a->af,
+             c->family == TM_GPT2 ? a->muf : NULL, a->rsf, c->norm_eps);
+    lin_fwd(N, d, c->vocab, a->af, d, m->w + m->lm_head, LINEAR, NULL, a->logits, c->vocab);
+    return xent(a, targets);
+}
+
+/* ---------------------------------------------------------------- backward */
+
+/* a->dx holds dLoss/d(layer output); on return it holds dLoss/d(layer input). */
+static void layer_bwd(tm_model *m, tm_acts *a, int l) {
+    const tm_config *c = &m->c;
+    const tm_layer_off *O = &m->L[l];
+    layer_acts *L = &a->la[l];
+    const treal *w = m->w;
+    treal *g = m->g;
+    int N = a->N, d = c->d_model, f = c->d_ff, hq = c->n_head * c->head_dim, hk = c->n_kv_head * c->head_dim;
+    int gpt2 = c->family == TM_GPT2;
+    size_t nf = (size_t)N * f, nd = (size_t)N * d;
+    /* MLP: dx stays as the residual gradient; da collects d(norm-2 output). */
+    memset(a->da, 0, nd * sizeof(treal));
+    if (gpt2) {
+        memset(a->dh2, 0, nf * sizeof(treal));
+        lin_bwd(N, f, d, L->h2, f, w + O->wproj, CONV1D, a->dx, d, a->dh2, f, g + O->wproj, g + O->bproj);
+#pragma omp parallel for schedule(static)
+        for (size_t i = 0; i < nf; i++) a->dh1[i] = a->dh2[i] * gelu_grad(L->h1[i], L->h3[i]);
+        lin_bwd(N, d, f, L->a2, d, w + O->wfc, CONV1D, a->dh1, f, a->da, d, g + O->wfc, g + O->bfc);
+    } else {
+        memset(a->dh3, 0, nf * sizeof(treal));
+        lin_bwd(N, f, d, L->h3, f, w + O->wdown, LINEAR, a->dx, d, a->dh3, f, g + O->wdown, NULL);
+#pragma omp parallel for schedule(static)
+        for (size_t i = 0; i < nf; i++) {
+            treal z = L->h1[i], s = sigm(z);
+            a->dh2[i] = a->dh3[i] * z * s;                          /* d up */
+            a->dh1[i] = a->dh3[i] * L->h2[i] * s * (1 + z * (1 - s)); /* d gate */
+        }
+        lin_bwd(N, d, f, L->a2, d, w + O->wgate, LINEAR, a->dh1, f, a->da, d, g + O->wgate, NULL);
+        lin_bwd(N, d, f, L->a2, d, w + O->wup, LINEAR, a->dh2, f, a->da, d, g + O->wup, NULL);
+    }
+    norm_bwd(N, d, L->xm, w + O->ln2_w, gpt2 ? L->mu2 : NULL, L->rs2, a->da, a->dx, g + O->ln2_w,
+             gpt2 ? g + O->ln2_b : NULL);
+    /* Attention: dx is now dLoss/d(xm). */
+    memset(a->dout, 0, (size_t)N * hq * sizeof(treal));
+    lin_bwd(N, hq, d, L->o, hq, w + O->wo, gpt2 ? CONV1D : LINEAR, a->dx, d, a->dout, hq, g + O->wo,
+            gpt2 ? g + O->bo : NULL);
+    memset(a->dqkv, 0, (size_t)N * a->W * sizeof(treal));
+    attn_bwd(a, L);
+    memset(a->da, 0, nd * sizeof(treal));
+    if (gpt2) {
+        lin_bwd(N, d, 3 * d, L->a1, d, w + O->wqkv, CONV1D, a->dqkv, a->W, a->da, d, g + O->wqkv, g + O->bqkv);
+    } else {
+        rope(a, a->dqkv, 1);
+        lin_bwd(N, d, hq, L->a1, d, w + O->wq, LINEAR, a->dqkv, a->W, a->da, d, g + O->wq, NULL);
+        lin_bwd(N, d, hk, L->a1, d, w + O->wk, LINEAR, a->dqkv + hq, a->W, a->da, d, g + O->wk, NULL);
+        lin_bwd(N, d, hk, L->a1, d, w + O->wv, LINEAR, a->dqkv + hq + hk, a->W, a->da, d, g + O->wv, NULL);
+    }
+    norm_bwd(N, d, L->x, w + O->ln1_w, gpt2 ? L->mu1 : NULL, L->rs1, a->da, a->dx, g + O->ln1_w,
+             gpt2 ? g + O->ln1_b : NULL);
+}
+
+/* Embedding gradients: feature blocks in parallel, rows in order within each. */
+static void embed_bwd(tm_model *m, tm_acts *a, const int32_t *ids) {
+    int d = m->c.d_model, nb = nblocks((size_t)d);
+#pragma omp parallel for schedule(static)
+    for (int b = 0; b < nb; b++) {
+        size_t j0 = BLOCK_LO(d, b, nb), j1 = BLOCK_LO(d, b + 1, nb);
+        for (int r = 0; r < a->N; r++) {
+            const treal *dx = a->dx + (size_t)r * d;
+            treal *ge = m->g + m->wte + (size_t)ids[r] * d;
+            treal *gp = m->wpe != NOFF ? m->g + m->wpe + (size_t)(r % a->T) * d : NULL;
+            for (size_t j = j0; j < j1; j++) {
+                ge[j] += dx[j];
+                if (gp) gp[j] += dx[j];
+            }
+        }
+    }
+}
+
+void TM(tm_backward)(tm_model *m, tm_acts *a, const int32_t *ids, const int32_t *targets) {
+    const tm_config *c = &m->c;
+    int N = a->N, d = c->d_model, V = c->vocab;
+    /* d(mean loss)/dlogits = (p − onehot)/N, written over the probabilities. */
+    treal inv = (treal)1 / N;
+#pragma omp parallel for schedule(static)
+    for (int r = 0; r < N; r++) {
+        treal *z = a->logits + (size_t)r * V;
+        z[targets[r]] -= 1;
+        for (int v = 0; v < V; v++) z[v] *= inv;
+    }
+    memset(a->da, 0, (size_t)N * d * sizeof(treal));
+    lin_bwd(N, d, V, a->af, d, m->w + m->lm_head, LINEAR, a->logits, V, a->da, d, m->g + m->lm_head, NULL);
+    memset(a->dx, 0, (size_t)N * d * sizeof(treal));
+    norm_bwd(N, d, a->xL, m->w + m->lnf_w, c->family == TM_GPT2 ? a->muf : NULL, a->rsf, a->da, a->dx,
+             m->g + m->lnf_w, m->lnf_b != NOFF ? m->g + m->lnf_b : NULL);
+    for (int l = c->n_layer - 1; l >= 0; l--) layer_bwd(m, a, l);
+    embed_bwd(m, a, ids);
+}

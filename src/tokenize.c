@@ -1,0 +1,176 @@
+/* tokenize: UTF-8 text → token ids with any tokenizer attncoda reads (src/lib/tok.h), one output
+ * line per input line (or one for the whole input), so ids can be checked against reference
+ * implementations and fed to `extract --ids`. */
+#include "cli.h"
+#include "tok.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <utf8proc.h>
+
+static void usage(void) {
+    printf("Usage: %s --tokenizer PATH [options] [FILE|-]\n"
+           "Encode UTF-8 text (FILE, or stdin) to token ids: one output line per input line, the\n"
+           "ids separated by single spaces (an empty input line gives an empty output line; the\n"
+           "newline that ends a line is not encoded). The first output line is '# ' and the\n"
+           "provenance JSON (program, version, inputs with sha256, options).\n\n"
+           "  -t, --tokenizer PATH  a model directory (tokenizer.json, else vocab.json+merges.txt,\n"
+           "                        else vocab.txt, else a tiktoken tokenizer.model), or one of\n"
+           "                        those files, or a GGUF / llama2.c tok*.bin (required)\n"
+           "  -f, --family F        gpt2 | gpt_neox | llama | qwen2 | bert | byte: selects the\n"
+           "                        pre-tokenizer and special tokens where the files leave them\n"
+           "                        open (default: config.json beside the files, else detected)\n"
+           "  -b, --bos             add the start token: BOS (GPT-2/NeoX <|endoftext|>, Llama-3\n"
+           "                        <|begin_of_text|>, attncoda byte <|bos|>); BERT: [CLS] ... [SEP]\n"
+           "  -w, --whole           encode the whole input as one text, newlines included\n"
+           "  -o, --output FILE     write here instead of stdout (appears only when complete)\n"
+           "      --no-header       omit the provenance line\n"
+           "      --info            print the vocabulary size and special ids, encode nothing\n"
+           "  -h, --help, -V, --version\n\n"
+           "Special-token strings in the text (<|endoftext|>, [MASK], ...) become their ids.\n"
+           "Invalid UTF-8 input is an error (exit 1) naming the line and byte offset.\n"
+           "Memory: the tokenizer tables (about 30 MB for GPT-2, NeoX or BERT, 45 MB for Llama-3,\n"
+           "70 MB for Qwen2), the whole input, and about 12 bytes per output token.\n",
+           cli_prog());
+}
+
+typedef struct {
+    const char *tokenizer, *family, *in, *out;
+    int bos, whole, header, info;
+} tk_opts;
+
+static void parse_args(int argc, char **argv, tk_opts *o) {
+    static const struct option lo[] = {
+        {"tokenizer", 1, 0, 't'}, {"family", 1, 0, 'f'}, {"bos", 0, 0, 'b'}, {"whole", 0, 0, 'w'},
+        {"output", 1, 0, 'o'}, {"no-header", 0, 0, 'H'}, {"info", 0, 0, 'I'},
+        {"help", 0, 0, 'h'}, {"version", 0, 0, 'V'}, {0, 0, 0, 0}};
+    *o = (tk_opts){.in = "-", .out = "-", .header = 1};
+    int c;
+    while ((c = getopt_long(argc, argv, "t:f:bwo:hV", lo, NULL)) != -1) {
+        switch (c) {
+        case 't': o->tokenizer = optarg; break;
+        case 'f': o->family = optarg; break;
+        case 'b': o->bos = 1; break;
+        case 'w': o->whole = 1; break;
+        case 'o': o->out = optarg; break;
+        case 'H': o->header = 0; break;
+        case 'I': o->info = 1; break;
+        case 'h': usage(); exit(0);
+        case 'V': cli_print_version(); exit(0);
+        default: die_usage("unknown or incomplete option (see --help)");
+        }
+    }
+    if (!o->tokenizer) die_usage("--tokenizer PATH is required (see --help)");
+    if (optind < argc) o->in = argv[optind++];
+    if (optind < argc) die_usage("expected at most one input FILE (see --help)");
+}
+
+/* Provenance inputs: the tokenizer file, or the tokenizer files present in its directory. */
+static void prov_tokenizer(prov *p, const char *path) {
+    static const char *const names[] = {"tokenizer.json", "vocab.json", "merges.txt", "vocab.txt",
+                                        "tokenizer.model", "tokenizer_config.json", "config.json"};
+    struct stat st;
+    char hex[65];
+    if (stat(path, &st) == 0 && !S_ISDIR(st.st_mode)) {
+        if (cli_sha256_file(path, hex) == 0) prov_input(p, path, hex);
+        return;
+    }
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        size_t n = strlen(path) + strlen(names[i]) + 2;
+        char *f = xmalloc(n);
+        snprintf(f, n, "%s/%s", path, names[i]);
+        if (cli_sha256_file(f, hex) == 0) prov_input(p, f, hex);
+        free(f);
+    }
+}
+
+/* Offset of the first invalid UTF-8 byte (tok_encode only says "invalid"). */
+static size_t bad_utf8(const char *s, size_t len) {
+    size_t i = 0;
+    while (i < len) {
+        utf8proc_int32_t c;
+        utf8proc_ssize_t n = utf8proc_iterate((const utf8proc_uint8_t *)s + i, (utf8proc_ssize_t)(len - i), &c);
+        if (n <= 0) break;
+        i += (size_t)n;
+    }
+    return i;
+}
+
+static void encode_line(const tok *t, const tk_opts *o, const char *s, size_t len, long lineno,
+                        strbuf *out) {
+    int32_t *ids;
+    int n = tok_encode(t, s, len, &ids);
+    if (n < 0) {
+        size_t i = bad_utf8(s, len);
+        if (o->whole) die_data(o->in, "invalid UTF-8 at byte offset %zu", i);
+        die_data(o->in, "line %ld: invalid UTF-8 at byte %zu of the line", lineno, i + 1);
+    }
+    const char *sep = "";
+    if (o->bos) {
+        int b = tok_cls(t) >= 0 ? tok_cls(t) : tok_bos(t);
+        sb_printf(out, "%d", b);
+        sep = " ";
+    }
+    for (int i = 0; i < n; i++) { sb_printf(out, "%s%d", sep, ids[i]); sep = " "; }
+    if (o->bos && tok_cls(t) >= 0 && tok_sep(t) >= 0) sb_printf(out, "%s%d", sep, tok_sep(t));
+    sb_printf(out, "\n");
+    free(ids);
+}
+
+static void print_info(const tok *t, strbuf *out) {
+    sb_printf(out, "vocab\t%d\nbos\t%d\neos\t%d\ncls\t%d\nsep\t%d\npad\t%d\n", tok_vocab_size(t), tok_bos(t),
+              tok_eos(t), tok_cls(t), tok_sep(t), tok_pad(t));
+}
+
+int main(int argc, char **argv) {
+    cli_init(argv[0]);
+    tk_opts o;
+    parse_args(argc, argv, &o);
+    char err[1024] = "";
+    tok *t = tok_load(o.tokenizer, o.family, err, sizeof err);
+    if (!t) {
+        if (o.family && strstr(err, "unknown tokenizer family")) die_usage("--family: %s", err);
+        die_data(NULL, "%s", err);
+    }
+    if (o.bos && tok_cls(t) < 0 && tok_bos(t) < 0)
+        die_data(o.tokenizer, "this tokenizer has no BOS token (--bos)");
+    strbuf out = {0};
+    if (o.info) {
+        print_info(t, &out);
+    } else {
+        size_t len;
+        unsigned char *text = cli_slurp(o.in, &len);
+        if (o.header) {
+            prov *p = prov_new();
+            prov_tokenizer(p, o.tokenizer);
+            prov_input_buf(p, o.in, text, len);
+            prov_opt_str(p, "tokenizer", o.tokenizer);
+            prov_opt_str(p, "family", o.family ? o.family : "");
+            prov_opt_int(p, "bos", o.bos);
+            prov_opt_int(p, "whole", o.whole);
+            char *js = prov_json(p);
+            sb_printf(&out, "# %s\n", js);
+            free(js);
+            prov_free(p);
+        }
+        if (o.whole) {
+            encode_line(t, &o, (const char *)text, len, 1, &out);
+        } else {
+            size_t pos = 0;
+            long lineno = 0;
+            while (pos < len) {
+                const char *nl = memchr(text + pos, '\n', len - pos);
+                size_t end = nl ? (size_t)(nl - (const char *)text) : len;
+                encode_line(t, &o, (const char *)text + pos, end - pos, ++lineno, &out);
+                pos = end + 1;
+            }
+        }
+        free(text);
+    }
+    cli_write_bytes(o.out, out.s ? out.s : "", out.len);
+    sb_free(&out);
+    tok_free(t);
+    return 0;
+}

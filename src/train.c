@@ -1,0 +1,330 @@
+/* train: fit a small GPT-2- or Llama-style byte-level model on a text file (the King James Bible
+ * in the pipeline) and save it, with log-spaced checkpoints, as Hugging Face model directories. */
+#include "cli.h"
+#include "train_io.h"
+#include "train_model.h"
+#include <cblas.h>
+#include <getopt.h>
+#include <gsl/gsl_rng.h>
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *USAGE =
+    "Usage: train --config FILE --out DIR [options]\n"
+    "Train a byte-level transformer (GPT-2 or Llama style, as the recipe FILE says) on a text and\n"
+    "save it as Hugging Face directories: DIR/{config.json,model.safetensors,tokenizer.json} (the\n"
+    "final model), DIR/checkpoints/step-NNNNNN/ (after 0, 16, 32, 64, ... updates and the last),\n"
+    "DIR/train-log.tsv (training loss; validation loss, mean and largest head sink mass at each\n"
+    "checkpoint) and DIR/report.tsv (validation loss and each head's sink mass: mean attention on\n"
+    "position 0, the BOS token, over query positions 1..T-1 of the validation windows).\n"
+    "\n"
+    "Data: sequences are BOS (id 256) followed by T-1 bytes of a window of the training text, the\n"
+    "targets are the T bytes that follow each position; window starts are drawn with GSL mt19937\n"
+    "seeded by the recipe seed. Validation uses eval_windows windows at evenly spaced offsets.\n"
+    "Optimiser: AdamW with warmup then cosine decay to min_lr_ratio*lr, global gradient clipping;\n"
+    "weight decay on matrices only (not on embeddings, norms, biases).\n"
+    "\n"
+    "Options:\n"
+    "  --config FILE      recipe: key = value lines (see configs/kjv-*.conf and docs/TRAIN.md)\n"
+    "  --profile P        full | quick: use the recipe's steps_full or steps_quick (default quick)\n"
+    "  --train FILE       training text (default results/corpus/kjv-train.txt; - = stdin)\n"
+    "  --valid FILE       validation text (default results/corpus/kjv-valid.txt)\n"
+    "  --out DIR          output directory (created)\n"
+    "  --steps N          override the profile's number of updates\n"
+    "  --seed N           override the recipe seed (initialisation and batches)\n"
+    "  --threads N        OpenMP threads (default: OMP_NUM_THREADS or all cores). Results are\n"
+    "                     bit-identical for the same inputs, options and thread count.\n"
+    "  --log-every N      training-loss lines in train-log.tsv every N updates (default 10)\n"
+    "  --no-checkpoints   save only the final model\n"
+    "  --help, --version\n"
+    "\n"
+    "Memory: about 4 x parameters x 4 bytes (weights, gradients, two AdamW moments) plus the\n"
+    "activations of one batch, roughly batch x T x (16 d_model + 3 d_ff + 2 heads x T) x 4 bytes per\n"
+    "layer: about 90 MB for a 6-layer, 128-wide model at batch 16, T 128.\n";
+
+typedef struct {
+    const char *config, *train, *valid, *out, *profile;
+    long steps, seed, threads, log_every;
+    int checkpoints;
+} opts;
+
+static void parse_args(int argc, char **argv, opts *o) {
+    static const struct option lo[] = {
+        {"config", 1, 0, 'c'}, {"profile", 1, 0, 'p'}, {"train", 1, 0, 't'}, {"valid", 1, 0, 'v'},
+        {"out", 1, 0, 'o'}, {"steps", 1, 0, 's'}, {"seed", 1, 0, 'S'}, {"threads", 1, 0, 'j'},
+        {"log-every", 1, 0, 'l'}, {"no-checkpoints", 0, 0, 'n'}, {"help", 0, 0, 'h'}, {"version", 0, 0, 'V'},
+        {0, 0, 0, 0}};
+    *o = (opts){.train = "results/corpus/kjv-train.txt", .valid = "results/corpus/kjv-valid.txt",
+                .profile = "quick", .steps = -1, .seed = -1, .threads = 0, .log_every = 10, .checkpoints = 1};
+    int c;
+    while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+        switch (c) {
+        case 'c': o->config = optarg; break;
+        case 'p': o->profile = optarg; break;
+        case 't': o->train = optarg; break;
+        case 'v': o->valid = optarg; break;
+        case 'o': o->out = optarg; break;
+        case 's': o->steps = cli_parse_long("--steps", optarg, 0, 100000000); break;
+        case 'S': o->seed = cli_parse_long("--seed", optarg, 0, 4294967295L); break;
+        case 'j': o->threads = cli_parse_long("--threads", optarg, 1, 1024); break;
+        case 'l': o->log_every = cli_parse_long("--log-every", optarg, 1, 100000000); break;
+        case 'n': o->checkpoints = 0; break;
+        case 'h': fputs(USAGE, stdout); exit(0);
+        case 'V': cli_print_version(); exit(0);
+        default: die_usage("unknown option (see --help)");
+        }
+    }
+    if (optind < argc) die_usage("unexpected argument %s", argv[optind]);
+    if (!o->config) die_usage("--config FILE is required");
+    if (!o->out) die_usage("--out DIR is required");
+    if (strcmp(o->profile, "full") && strcmp(o->profile, "quick")) die_usage("--profile must be full or quick");
+    if (cli_is_stdio(o->train) && cli_is_stdio(o->valid)) die_usage("--train and --valid cannot both be stdin");
+}
+
+/* ---------------------------------------------------------------- data */
+
+typedef struct {
+    const unsigned char *text;
+    size_t len;
+} corpus;
+
+/* Sequence: BOS then bytes start..start+T-2; targets: bytes start..start+T-1. */
+static void make_window(const corpus *c, size_t start, int T, int32_t *ids, int32_t *tg) {
+    ids[0] = TR_BOS;
+    for (int t = 0; t < T; t++) {
+        if (t > 0) ids[t] = c->text[start + t - 1];
+        tg[t] = c->text[start + t];
+    }
+}
+
+static void load_corpus(corpus *c, const char *path, int T, prov *p) {
+    size_t len;
+    unsigned char *b = cli_slurp(path, &len);
+    if (len < (size_t)T + 1) die_data(path, "text has %zu bytes; need at least context + 1 = %d", len, T + 1);
+    prov_input_buf(p, path, b, len);
+    c->text = b;
+    c->len = len;
+}
+
+/* ---------------------------------------------------------------- optimiser */
+
+typedef struct {
+    float *m, *v;
+    long t;
+} adamw;
+
+static double lr_at(const tr_recipe *r, long step, long steps) {
+    double lo = r->lr * r->min_lr_ratio;
+    if (step < r->warmup) return r->lr * (step + 1) / r->warmup;
+    double span = steps - r->warmup, p = span > 0 ? (step - r->warmup) / span : 1;
+    if (p > 1) p = 1;
+    return lo + 0.5 * (r->lr - lo) * (1 + cos(M_PI * p));
+}
+
+/* Global-norm clipping then AdamW with decoupled decay (Loshchilov & Hutter) on decay tensors. */
+static double adamw_step(adamw *o, tm_model *m, const tr_recipe *r, double lr) {
+    double ss = 0;
+    for (size_t i = 0; i < m->n_params; i++) ss += (double)m->g[i] * m->g[i];
+    double norm = sqrt(ss), clip = r->grad_clip > 0 && norm > r->grad_clip ? r->grad_clip / norm : 1;
+    o->t++;
+    double bc1 = 1 - pow(r->beta1, (double)o->t), bc2 = 1 - pow(r->beta2, (double)o->t);
+    float b1 = (float)r->beta1, b2 = (float)r->beta2;
+    for (int k = 0; k < m->nt; k++) {
+        const tm_tensor *t = &m->t[k];
+        float wd = t->decay ? (float)(lr * r->weight_decay) : 0;
+        float step = (float)(lr / bc1), isq = (float)(1 / sqrt(bc2)), eps = (float)r->adam_eps, cl = (float)clip;
+#pragma omp parallel for schedule(static)
+        for (size_t i = t->off; i < t->off + t->n; i++) {
+            float g = m->g[i] * cl;
+            o->m[i] = b1 * o->m[i] + (1 - b1) * g;
+            o->v[i] = b2 * o->v[i] + (1 - b2) * g * g;
+            m->w[i] -= step * o->m[i] / (sqrtf(o->v[i]) * isq + eps) + wd * m->w[i];
+        }
+    }
+    return norm;
+}
+
+/* ---------------------------------------------------------------- evaluation */
+
+typedef struct {
+    double loss;
+    double *sink;   /* [layers*heads] mean attention on position 0 */
+} eval_result;
+
+static void evaluate(const tm_model *m, tm_acts *a, int B, int T, const corpus *val, long nwin, eval_result *res) {
+    const tm_config *c = &m->c;
+    int32_t *ids = xmalloc(sizeof(int32_t) * (size_t)B * T), *tg = xmalloc(sizeof(int32_t) * (size_t)B * T);
+    double tot = 0;
+    memset(res->sink, 0, sizeof(double) * (size_t)c->n_layer * c->n_head);
+    for (long done = 0; done < nwin;) {
+        /* A short last batch is padded with window 0; only real windows are counted. */
+        int real = (int)(nwin - done < B ? nwin - done : B);
+        for (int b = 0; b < B; b++) {
+            long w = b < real ? done + b : 0;
+            size_t start = (size_t)((double)w * (double)(val->len - T) / (double)nwin);
+            make_window(val, start, T, ids + (size_t)b * T, tg + (size_t)b * T);
+        }
+        tm_forward(m, a, ids, tg);
+        const float *rl = tm_acts_rowloss(a);
+        for (int i = 0; i < real * T; i++) tot += rl[i];
+        for (int l = 0; l < c->n_layer; l++) {
+            const float *P = tm_acts_attn(a, l);
+            for (int h = 0; h < c->n_head; h++) {
+                double s = 0;
+                for (int b = 0; b < real; b++)
+                    for (int t = 1; t < T; t++) s += P[(((size_t)b * c->n_head + h) * T + t) * T];
+                res->sink[l * c->n_head + h] += s;
+            }
+        }
+        done += real;
+    }
+    res->loss = tot / ((double)nwin * T);
+    for (int i = 0; i < c->n_layer * c->n_head; i++) res->sink[i] /= (double)nwin * (T - 1);
+    free(ids);
+    free(tg);
+}
+
+/* ---------------------------------------------------------------- outputs */
+
+static int is_checkpoint(long step, long steps) {
+    if (step == 0 || step == steps) return 1;
+    for (long k = 16; k <= step; k *= 2)
+        if (k == step) return 1;
+    return 0;
+}
+
+static void write_tsv(const char *dir, const char *file, const char *prov_json, const strbuf *body) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    strbuf b = {0};
+    sb_printf(&b, "# %s\n%s", prov_json, body->s ? body->s : "");
+    cli_write_bytes(path, b.s, b.len);
+    sb_free(&b);
+}
+
+static void report(const char *dir, const char *prov_json, const tm_config *c, const eval_result *ev,
+                   double train_loss, long steps) {
+    strbuf b = {0};
+    sb_printf(&b, "quantity\tlayer\thead\tvalue\n");
+    sb_printf(&b, "steps\t-\t-\t%ld\n", steps);
+    sb_printf(&b, "train_loss\t-\t-\t%.6f\n", train_loss);
+    sb_printf(&b, "val_loss\t-\t-\t%.6f\n", ev->loss);
+    sb_printf(&b, "val_bits_per_byte\t-\t-\t%.6f\n", ev->loss / M_LN2);
+    for (int l = 0; l < c->n_layer; l++)
+        for (int h = 0; h < c->n_head; h++)
+            sb_printf(&b, "sink_mass\t%d\t%d\t%.6f\n", l, h, ev->sink[l * c->n_head + h]);
+    write_tsv(dir, "report.tsv", prov_json, &b);
+    sb_free(&b);
+}
+
+/* ---------------------------------------------------------------- main */
+
+int main(int argc, char **argv) {
+    cli_init("train");
+    opts o;
+    parse_args(argc, argv, &o);
+    tr_recipe r;
+    tr_recipe_load(&r, o.config);
+    if (o.seed >= 0) r.seed = o.seed;
+    long steps = o.steps >= 0 ? o.steps : !strcmp(o.profile, "full") ? r.steps_full : r.steps_quick;
+    if (o.threads) omp_set_num_threads((int)o.threads);
+    openblas_set_num_threads(1);   /* parallelism comes from OpenMP blocks (determinism) */
+    int threads = omp_get_max_threads(), B = (int)r.batch, T = r.m.ctx;
+
+    prov *p = prov_new();
+    size_t clen;
+    unsigned char *ctext = cli_slurp(o.config, &clen);
+    prov_input_buf(p, o.config, ctext, clen);
+    free(ctext);
+    corpus tr, val;
+    load_corpus(&tr, o.train, T, p);
+    load_corpus(&val, o.valid, T, p);
+    tr_recipe_prov(&r, p);
+    prov_opt_str(p, "profile", o.profile);
+    prov_opt_int(p, "steps", steps);
+    prov_opt_int(p, "threads", threads);
+    prov_opt_int(p, "log_every", o.log_every);
+    prov_opt_int(p, "checkpoints", o.checkpoints);
+    char *pj = prov_json(p);
+
+    tm_model m;
+    tm_model_init(&m, &r.m);
+    tm_model_randomize(&m, (unsigned long)r.seed);
+    tm_acts *a = tm_acts_new(&r.m, B, T);
+    adamw opt = {xcalloc(m.n_params, sizeof(float)), xcalloc(m.n_params, sizeof(float)), 0};
+    eval_result ev = {0, xcalloc((size_t)r.m.n_layer * r.m.n_head, sizeof(double))};
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, (unsigned long)r.seed);
+    int32_t *ids = xmalloc(sizeof(int32_t) * (size_t)B * T), *tg = xmalloc(sizeof(int32_t) * (size_t)B * T);
+
+    strbuf log = {0};
+    sb_printf(&log, "step\ttokens\tlr\ttrain_loss\tval_loss\tsink_mean\tsink_max\n");
+    char label[160];
+    snprintf(label, sizeof label, "train %s", r.name);
+    progress pg;
+    progress_begin(&pg, label, (double)steps);
+    double window_loss = 0, last_loss = NAN, t0 = cli_now(), t_train = 0;
+    long nwin = 0;
+    for (long step = 0;; step++) {
+        if (is_checkpoint(step, steps)) {
+            evaluate(&m, a, B, T, &val, r.eval_windows, &ev);
+            double smean = 0, smax = 0;
+            for (int i = 0; i < r.m.n_layer * r.m.n_head; i++) {
+                smean += ev.sink[i] / (r.m.n_layer * r.m.n_head);
+                smax = ev.sink[i] > smax ? ev.sink[i] : smax;
+            }
+            sb_printf(&log, "%ld\t%ld\t-\t-\t%.6f\t%.4f\t%.4f\n", step, step * B * T, ev.loss, smean, smax);
+            if (o.checkpoints) {
+                char dir[4096];
+                snprintf(dir, sizeof dir, "%s/checkpoints/step-%06ld", o.out, step);
+                tr_save_hf(dir, &r, &m, pj, step);
+            }
+        }
+        if (step == steps) break;
+        double ts = cli_now();
+        for (int b = 0; b < B; b++) {
+            size_t start = gsl_rng_uniform_int(rng, (unsigned long)(tr.len - (size_t)T));
+            make_window(&tr, start, T, ids + (size_t)b * T, tg + (size_t)b * T);
+        }
+        double loss = tm_forward(&m, a, ids, tg);
+        memset(m.g, 0, m.n_params * sizeof *m.g);
+        tm_backward(&m, a, ids, tg);
+        double lr = lr_at(&r, step, steps);
+        adamw_step(&opt, &m, &r, lr);
+        t_train += cli_now() - ts;
+        window_loss += loss;
+        nwin++;
+        if ((step + 1) % o.log_every == 0 || step + 1 == steps) {
+            last_loss = window_loss / nwin;
+            sb_printf(&log, "%ld\t%ld\t%.6g\t%.6f\t-\t-\t-\n", step + 1, (step + 1) * B * T, lr, last_loss);
+            window_loss = 0;
+            nwin = 0;
+        }
+        snprintf(label, sizeof label, "train %s loss %.3f", r.name, loss);
+        progress_update(&pg, (double)(step + 1));
+    }
+    progress_end(&pg);
+    double secs = cli_now() - t0;
+    tr_save_hf(o.out, &r, &m, pj, steps);
+    write_tsv(o.out, "train-log.tsv", pj, &log);
+    report(o.out, pj, &r.m, &ev, last_loss, steps);
+    fprintf(stderr, "train: %s: %ld steps, %.1f s (%.1f s in updates: %.0f tokens/s), val loss %.4f nats/byte\n",
+            r.name, steps, secs, t_train, t_train > 0 ? (double)steps * B * T / t_train : 0, ev.loss);
+
+    sb_free(&log);
+    gsl_rng_free(rng);
+    free(ids);
+    free(tg);
+    free(ev.sink);
+    free(opt.m);
+    free(opt.v);
+    tm_acts_free(a);
+    tm_model_free(&m);
+    free(pj);
+    prov_free(p);
+    free((void *)tr.text);
+    free((void *)val.text);
+    return 0;
+}

@@ -1,0 +1,217 @@
+#!/usr/bin/python3
+"""Independent PyTorch reference for `train` (torch 1.13, no transformers package needed).
+
+  check DIR VALID_TEXT N_WINDOWS   Load a model directory written by train (config.json +
+                                   model.safetensors, read with numpy), run the Hugging Face
+                                   GPT-2 / Llama forward written here from the HF definitions, and
+                                   print val_loss and per-head sink mass on the same validation
+                                   windows train uses (TSV: quantity layer head value).
+  ids VALID_TEXT N T OUT            Write those validation windows as token-id lines (extract --ids).
+  bench CONF STEPS THREADS         Train the recipe's model with torch autograd + AdamW on the
+                                   same batch shape and print tokens/s.
+"""
+import json, math, struct, sys, time
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+BOS = 256
+
+
+def read_safetensors(path):
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        hdr = json.loads(f.read(n))
+        buf = f.read()
+    out = {}
+    for k, v in hdr.items():
+        if k == "__metadata__":
+            continue
+        assert v["dtype"] == "F32", k
+        a, b = v["data_offsets"]
+        out[k] = torch.from_numpy(np.frombuffer(buf[a:b], dtype="<f4").reshape(v["shape"]).copy())
+    return out
+
+
+def windows(text, n, T):
+    """Evenly spaced validation windows, exactly as train's evaluate(): BOS + T-1 bytes, targets."""
+    ids, tg = [], []
+    for w in range(n):
+        s = int(float(w) * float(len(text) - T) / float(n))
+        ids.append([BOS] + list(text[s:s + T - 1]))
+        tg.append(list(text[s:s + T]))
+    return torch.tensor(ids), torch.tensor(tg)
+
+
+def layer_norm(x, w, b, eps):
+    return F.layer_norm(x, (x.shape[-1],), w, b, eps)
+
+
+def rms_norm(x, w, eps):
+    return w * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps))
+
+
+def gelu_new(x):
+    return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
+
+
+def attend(q, k, v):
+    """q [B,H,T,hd], k/v [B,H,T,hd] -> output [B,T,H*hd], probabilities [B,H,T,T]."""
+    B, H, T, hd = q.shape
+    s = q @ k.transpose(-1, -2) / math.sqrt(hd)
+    mask = torch.ones(T, T, dtype=torch.bool).tril()
+    s = s.masked_fill(~mask, torch.finfo(s.dtype).min)
+    p = torch.softmax(s, -1)
+    return (p @ v).transpose(1, 2).reshape(B, T, H * hd), p
+
+
+def gpt2_forward(W, cfg, ids):
+    d, H, L, eps = cfg["n_embd"], cfg["n_head"], cfg["n_layer"], cfg["layer_norm_epsilon"]
+    B, T = ids.shape
+    x = W["wte.weight"][ids] + W["wpe.weight"][:T]
+    probs = []
+    for l in range(L):
+        p = lambda n: W["h.%d.%s" % (l, n)]
+        a = layer_norm(x, p("ln_1.weight"), p("ln_1.bias"), eps)
+        qkv = a @ p("attn.c_attn.weight") + p("attn.c_attn.bias")          # Conv1D [in,out]
+        q, k, v = (t.reshape(B, T, H, d // H).transpose(1, 2) for t in qkv.split(d, -1))
+        o, pr = attend(q, k, v)
+        probs.append(pr)
+        x = x + o @ p("attn.c_proj.weight") + p("attn.c_proj.bias")
+        m = layer_norm(x, p("ln_2.weight"), p("ln_2.bias"), eps)
+        x = x + gelu_new(m @ p("mlp.c_fc.weight") + p("mlp.c_fc.bias")) @ p("mlp.c_proj.weight") + p("mlp.c_proj.bias")
+    h = layer_norm(x, W["ln_f.weight"], W["ln_f.bias"], eps)
+    return h @ W["wte.weight"].T, probs
+
+
+def rope(x, theta):
+    """HF half-split rotary embedding on [B,H,T,hd], float32 inv_freq and angles."""
+    hd, T = x.shape[-1], x.shape[-2]
+    inv = 1.0 / (theta ** (torch.arange(0, hd, 2, dtype=torch.int64).float() / hd))
+    ang = torch.arange(T, dtype=torch.float32)[:, None] * inv[None, :]
+    emb = torch.cat([ang, ang], -1)
+    cos, sin = emb.cos(), emb.sin()
+    x1, x2 = x[..., : hd // 2], x[..., hd // 2:]
+    return x * cos + torch.cat([-x2, x1], -1) * sin
+
+
+def llama_forward(W, cfg, ids):
+    H, KV, L, eps = cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["num_hidden_layers"], cfg["rms_norm_eps"]
+    hd = cfg.get("head_dim") or cfg["hidden_size"] // H
+    B, T = ids.shape
+    x = W["model.embed_tokens.weight"][ids]
+    probs = []
+    for l in range(L):
+        p = lambda n: W["model.layers.%d.%s" % (l, n)]
+        a = rms_norm(x, p("input_layernorm.weight"), eps)
+        q = (a @ p("self_attn.q_proj.weight").T).reshape(B, T, H, hd).transpose(1, 2)
+        k = (a @ p("self_attn.k_proj.weight").T).reshape(B, T, KV, hd).transpose(1, 2)
+        v = (a @ p("self_attn.v_proj.weight").T).reshape(B, T, KV, hd).transpose(1, 2)
+        q, k = rope(q, cfg["rope_theta"]), rope(k, cfg["rope_theta"])
+        k, v = k.repeat_interleave(H // KV, 1), v.repeat_interleave(H // KV, 1)
+        o, pr = attend(q, k, v)
+        probs.append(pr)
+        x = x + o @ p("self_attn.o_proj.weight").T
+        m = rms_norm(x, p("post_attention_layernorm.weight"), eps)
+        x = x + (F.silu(m @ p("mlp.gate_proj.weight").T) * (m @ p("mlp.up_proj.weight").T)) @ p("mlp.down_proj.weight").T
+    h = rms_norm(x, W["model.norm.weight"], eps)
+    return h @ W["lm_head.weight"].T, probs
+
+
+def write_ids(valid, n, T, path):
+    ids, _ = windows(open(valid, "rb").read(), n, T)
+    with open(path, "w") as f:
+        for row in ids.tolist():
+            f.write(" ".join(map(str, row)) + "\n")
+
+
+def check(d, valid, n):
+    cfg = json.load(open(d + "/config.json"))
+    W = read_safetensors(d + "/model.safetensors")
+    T = cfg.get("n_positions") or cfg["max_position_embeddings"]
+    ids, tg = windows(open(valid, "rb").read(), n, T)
+    fwd = gpt2_forward if cfg["model_type"] == "gpt2" else llama_forward
+    with torch.no_grad():
+        logits, probs = fwd(W, cfg, ids)
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]).double(), tg.reshape(-1)).item()
+    print("val_loss\t-\t-\t%.6f" % loss)
+    # the same without each window's last position (what a tool scoring only ids[1:] sees)
+    short = F.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]).double(), tg[:, :-1].reshape(-1)).item()
+    print("val_loss_tm1\t-\t-\t%.6f" % short)
+    for l, p in enumerate(probs):
+        for h in range(p.shape[1]):
+            print("sink_mass\t%d\t%d\t%.6f" % (l, h, p[:, h, 1:, 0].double().mean().item()))
+
+
+def recipe(path):
+    r = {}
+    for line in open(path):
+        line = line.split("#")[0].strip()
+        if line:
+            k, v = (s.strip() for s in line.split("=", 1))
+            r[k] = v
+    return r
+
+
+def bench(conf, steps, threads):
+    torch.set_num_threads(threads)
+    torch.manual_seed(1)
+    r = recipe(conf)
+    L, d, H, ff = int(r["layers"]), int(r["d_model"]), int(r["heads"]), int(r["d_ff"])
+    KV, B, T, V = int(r.get("kv_heads", H)), int(r.get("batch", 16)), int(r.get("context", 128)), 257
+    hd = d // H
+    g = lambda *s: torch.nn.Parameter(torch.randn(*s) * 0.02)
+    if r["family"] == "gpt2":
+        W = {"wte.weight": g(V, d), "wpe.weight": g(T, d), "ln_f.weight": torch.nn.Parameter(torch.ones(d)),
+             "ln_f.bias": torch.nn.Parameter(torch.zeros(d))}
+        for l in range(L):
+            for n, s in [("ln_1.weight", (d,)), ("ln_2.weight", (d,))]:
+                W["h.%d.%s" % (l, n)] = torch.nn.Parameter(torch.ones(*s))
+            for n, s in [("ln_1.bias", (d,)), ("ln_2.bias", (d,)), ("attn.c_attn.bias", (3 * d,)),
+                         ("attn.c_proj.bias", (d,)), ("mlp.c_fc.bias", (ff,)), ("mlp.c_proj.bias", (d,))]:
+                W["h.%d.%s" % (l, n)] = torch.nn.Parameter(torch.zeros(*s))
+            for n, s in [("attn.c_attn.weight", (d, 3 * d)), ("attn.c_proj.weight", (d, d)),
+                         ("mlp.c_fc.weight", (d, ff)), ("mlp.c_proj.weight", (ff, d))]:
+                W["h.%d.%s" % (l, n)] = g(*s)
+        cfg = {"n_embd": d, "n_head": H, "n_layer": L, "layer_norm_epsilon": 1e-5}
+        fwd = gpt2_forward
+    else:
+        W = {"model.embed_tokens.weight": g(V, d), "model.norm.weight": torch.nn.Parameter(torch.ones(d)),
+             "lm_head.weight": g(V, d)}
+        for l in range(L):
+            pre = "model.layers.%d." % l
+            W[pre + "input_layernorm.weight"] = torch.nn.Parameter(torch.ones(d))
+            W[pre + "post_attention_layernorm.weight"] = torch.nn.Parameter(torch.ones(d))
+            for n, s in [("self_attn.q_proj.weight", (H * hd, d)), ("self_attn.k_proj.weight", (KV * hd, d)),
+                         ("self_attn.v_proj.weight", (KV * hd, d)), ("self_attn.o_proj.weight", (d, H * hd)),
+                         ("mlp.gate_proj.weight", (ff, d)), ("mlp.up_proj.weight", (ff, d)),
+                         ("mlp.down_proj.weight", (d, ff))]:
+                W[pre + n] = g(*s)
+        cfg = {"num_attention_heads": H, "num_key_value_heads": KV, "num_hidden_layers": L, "rms_norm_eps": 1e-5,
+               "hidden_size": d, "rope_theta": 10000.0}
+        fwd = llama_forward
+    opt = torch.optim.AdamW(W.values(), lr=1e-3, betas=(0.9, 0.95), weight_decay=0.1)
+    ids = torch.randint(0, 256, (B, T))
+    tg = torch.randint(0, 256, (B, T))
+    for i in range(steps + 2):
+        if i == 2:
+            t0 = time.time()   # two warm-up steps
+        logits, _ = fwd(W, cfg, ids)
+        loss = F.cross_entropy(logits.reshape(-1, V), tg.reshape(-1))
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(W.values(), 1.0)
+        opt.step()
+    dt = time.time() - t0
+    print("%.0f" % (steps * B * T / dt))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 5 and sys.argv[1] == "check":
+        check(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+    elif len(sys.argv) == 6 and sys.argv[1] == "ids":
+        write_ids(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5])
+    elif len(sys.argv) == 5 and sys.argv[1] == "bench":
+        bench(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+    else:
+        sys.exit(__doc__)

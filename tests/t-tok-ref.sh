@@ -1,0 +1,73 @@
+# Token ids from bin/tokenize against independent reference implementations, line by line, on
+# three texts in tests/golden/tok: kjv200.txt (the first 200 lines of `bible gen1:1-gen10:32`,
+# bible-kjv package), multi.txt (many scripts, NFC/NFD, emoji, odd whitespace, controls, special
+# tokens typed in the text, long words) and fuzz.txt (1000 lines of seeded random code points).
+# References (tests/ref/tok_ref.js): HF tokenizers (npm "tokenizers", the compiled Rust library)
+# for GPT-2, Pythia, Qwen2, BERT and attncoda's byte tokenizer; tiktoken (npm, WASM) for
+# Llama-3. Node modules are installed into tests/ref/node_modules with `npm ci` from the
+# committed lock file when absent. Without node or the registry, our ids are checked against
+# the SHA-256 of the reference output recorded in tests/golden/tok/ref.sha256 instead.
+#   bash tests/t-tok-ref.sh --update   rewrites ref.sha256 from the live references
+source tests/lib.sh
+TK=../shared/data/tokenizers
+G=tests/golden/tok
+SUMS=$G/ref.sha256
+if [ ! -x "$BIN/tokenize" ]; then ok "reference tests # SKIP $BIN/tokenize not built"; exit 0; fi
+if [ ! -d "$TK" ]; then ok "reference tests # SKIP $TK missing"; exit 0; fi
+TEXTS="kjv200 multi fuzz"
+# name  reference-kind  reference-tokenizer  our-tokenizer
+CASES="gpt2 hf $TK/gpt2/tokenizer.json $TK/gpt2
+gpt2 hf $TK/gpt2/tokenizer.json $TK/gpt2/vocab.json
+pythia hf $TK/pythia/20B_tokenizer.json $TK/pythia
+qwen2 qwen2 $TK/qwen2 $TK/qwen2
+llama3 llama3 $TK/llama3/tokenizer.model $TK/llama3
+bert hf $TK/bert-base-uncased/tokenizer.json $TK/bert-base-uncased
+bert hf $TK/bert-base-uncased/tokenizer.json $TK/bert-base-uncased/vocab.txt
+byte hf $G/byte/tokenizer.json $G/byte"
+
+live=0
+if command -v node >/dev/null; then
+    if [ ! -d tests/ref/node_modules/tokenizers ] || [ ! -d tests/ref/node_modules/tiktoken ]; then
+        (cd tests/ref && npm ci --no-audit --no-fund --loglevel=error >/dev/null 2>&1) || true
+    fi
+    [ -d tests/ref/node_modules/tokenizers ] && [ -d tests/ref/node_modules/tiktoken ] && live=1
+fi
+[ "${1:-}" = --update ] && [ $live = 0 ] && { echo "# --update needs node and the npm packages" >&2; exit 1; }
+echo "# reference ids: $([ $live = 1 ] && echo "live from npm tokenizers/tiktoken" || echo "recorded checksums ($SUMS)")"
+
+inputs=(); for x in $TEXTS; do inputs+=("$G/$x.txt"); done
+declare -A done_ref
+[ "${1:-}" = --update ] && : >"$SUMS.new"
+while read -r name kind reftk ourtk; do
+    mkdir -p "$T/ref/$name" "$T/our"
+    if [ $live = 1 ] && [ -z "${done_ref[$name]:-}" ]; then
+        node tests/ref/tok_ref.js "$kind" "$reftk" --out "$T/ref/$name" "${inputs[@]}" ||
+            fail "$name: reference implementation failed"
+        done_ref[$name]=1
+        for x in $TEXTS; do
+            sum=$(sha256sum <"$T/ref/$name/$x.ids" | cut -c1-64)
+            if [ "${1:-}" = --update ]; then echo "$sum  $name.$x" >>"$SUMS.new"
+            elif grep -q "^$sum  $name.$x\$" "$SUMS"; then ok "$name.$x: live reference equals the recorded checksum"
+            else fail "$name.$x: live reference differs from $SUMS (reference changed?)"; fi
+        done
+    fi
+    for x in $TEXTS; do
+        label="$name.$x via $(basename "$ourtk")"
+        if ! "$BIN/tokenize" --no-header -t "$ourtk" "$G/$x.txt" >"$T/our/$x.ids"; then
+            fail "$label: tokenize failed"; continue
+        fi
+        if [ $live = 1 ]; then
+            if cmp -s "$T/our/$x.ids" "$T/ref/$name/$x.ids"; then
+                ok "$label: $(wc -w <"$T/our/$x.ids") ids equal the reference"
+            else
+                fail "$label: first differing line $(cmp "$T/our/$x.ids" "$T/ref/$name/$x.ids" | sed 's/.*line //')"
+            fi
+        else
+            sum=$(sha256sum <"$T/our/$x.ids" | cut -c1-64)
+            if grep -q "^$sum  $name.$x\$" "$SUMS"; then ok "$label: ids match the recorded reference checksum"
+            else fail "$label: ids differ from the recorded reference checksum"; fi
+        fi
+    done
+done <<<"$CASES"
+[ "${1:-}" = --update ] && mv "$SUMS.new" "$SUMS" && echo "# wrote $SUMS"
+true

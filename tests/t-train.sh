@@ -1,0 +1,158 @@
+#!/bin/bash
+# train: usage errors, a short run whose loss must fall, bit-identical reruns, the checkpoint
+# layout, the Hugging Face file shapes, and agreement with an independent PyTorch forward.
+source tests/lib.sh
+TRAIN="$BIN/train"
+bible -f gen1:1-gen50:26 | sed 's/^[^ ]* //' >"$T/train.txt"
+bible -f exo1:1-exo10:29 | sed 's/^[^ ]* //' >"$T/valid.txt"
+cat >"$T/g.conf" <<'CONF'
+kind = trained
+family = gpt2
+layers = 2
+d_model = 32
+heads = 2
+d_ff = 64
+context = 64
+lr = 1e-2
+warmup = 5
+batch = 8
+steps_full = 40
+steps_quick = 40
+eval_windows = 16
+seed = 3
+CONF
+sed -e 's/gpt2/llama/' -e 's/heads = 2/heads = 4\nkv_heads = 2/' "$T/g.conf" >"$T/l.conf"
+# One thread except where threads are the point: tiny models gain nothing from more.
+run() { "$TRAIN" --train "$T/train.txt" --valid "$T/valid.txt" --threads 1 "$@" 2>"$T/stderr"; }
+
+check "--help prints usage" bash -c "'$TRAIN' --help | grep -q 'Usage: train'"
+check "--version" bash -c "'$TRAIN' --version | grep -q '^train (attncoda)'"
+expect_error "missing --config is a usage error" 2 '^train: .*--config' - "$TRAIN" --out "$T/x"
+expect_error "bad --profile" 2 '^train: .*profile' - "$TRAIN" --config "$T/g.conf" --out "$T/x" --profile big
+printf 'family = gpt2\nlayers = 2\nd_model = 32\nheads = 2\nd_ff = 64\nbogus = 1\n' >"$T/bad.conf"
+expect_error "unknown recipe key names file and line" 1 "^train: $T/bad.conf: line 6: unknown key bogus" "$T/bad/model.safetensors" \
+    "$TRAIN" --config "$T/bad.conf" --out "$T/bad" --train "$T/train.txt" --valid "$T/valid.txt"
+printf 'family = gpt2\nlayers = 2\nd_model = 30\nheads = 4\nd_ff = 64\n' >"$T/bad2.conf"
+expect_error "d_model not divisible by heads" 1 "^train: $T/bad2.conf: " - "$TRAIN" --config "$T/bad2.conf" --out "$T/bad2"
+head -c 40 "$T/train.txt" >"$T/short.txt"
+expect_error "text shorter than the context" 1 "^train: $T/short.txt: text has 40 bytes" "$T/short/model.safetensors" \
+    "$TRAIN" --config "$T/g.conf" --out "$T/short" --train "$T/short.txt" --valid "$T/valid.txt"
+
+# A 40-step run: validation loss must fall from ln(257) = 5.55 to well below 3.5 nats/byte.
+run --config "$T/g.conf" --out "$T/g1" || fail "gpt2 run failed: $(cat "$T/stderr")"
+v0=$(awk -F'\t' '$1=="0"{print $5}' "$T/g1/train-log.tsv")
+v1=$(awk -F'\t' '$1=="40" && $5!="-"{print $5}' "$T/g1/train-log.tsv")
+check "initial validation loss is ln 257 ($v0)" awk -v v="$v0" 'BEGIN{exit !(v > 5.50 && v < 5.60)}'
+check "validation loss falls in 40 steps ($v0 -> $v1)" awk -v v="$v1" 'BEGIN{exit !(v < 3.5)}'
+check "checkpoints at steps 0, 16, 32 and the last" \
+    bash -c "[ \"\$(ls '$T/g1/checkpoints' | tr '\n' ' ')\" = 'step-000000 step-000016 step-000032 step-000040 ' ]"
+check "every checkpoint is a full HF directory" bash -c "for d in '$T'/g1/checkpoints/*/ '$T/g1/'; do
+    for f in config.json model.safetensors tokenizer.json; do [ -s \$d/\$f ] || exit 1; done; done"
+check "final model equals the last checkpoint" cmp -s "$T/g1/model.safetensors" "$T/g1/checkpoints/step-000040/model.safetensors"
+check "log and report carry a provenance header" bash -c "head -c 30 '$T/g1/train-log.tsv' | grep -q '^# {\"inputs\"' &&
+    head -1 '$T/g1/report.tsv' | grep -q '\"steps\":40'"
+check "report has one sink_mass row per head" bash -c "[ \$(grep -c '^sink_mass' '$T/g1/report.tsv') -eq 4 ]"
+
+# Determinism: same options and threads -> identical bytes.
+run --config "$T/g.conf" --out "$T/g2" >/dev/null
+check "rerun is bit-identical" \
+    cmp -s "$T/g1/model.safetensors" "$T/g2/model.safetensors"
+run --config "$T/g.conf" --out "$T/g3" --threads 2 --no-checkpoints
+run --config "$T/g.conf" --out "$T/g4" --threads 2 --no-checkpoints
+check "rerun with --threads 2 is bit-identical" cmp -s "$T/g3/model.safetensors" "$T/g4/model.safetensors"
+check "--no-checkpoints writes no checkpoints" test ! -e "$T/g3/checkpoints"
+
+# File shapes the HF loader depends on.
+cat >"$T/shape.py" <<'PY'
+import json, struct, sys
+d, fam = sys.argv[1], sys.argv[2]
+raw = open(d + "/model.safetensors", "rb").read()
+n = struct.unpack("<Q", raw[:8])[0]
+assert n % 8 == 0, "header length not a multiple of 8"
+h = json.loads(raw[8:8 + n])
+meta = h.pop("__metadata__")
+assert meta["format"] == "pt" and json.loads(meta["provenance"])["program"] == "train"
+names = list(h)
+assert names == sorted(names), "keys not sorted"
+off = 0
+for k in names:   # data laid out in key order, contiguous, F32
+    v = h[k]
+    assert v["dtype"] == "F32" and v["data_offsets"][0] == off, k
+    cnt = 1
+    for s in v["shape"]: cnt *= s
+    off = v["data_offsets"][1]
+    assert off - v["data_offsets"][0] == 4 * cnt, k
+assert 8 + n + off == len(raw)
+c = json.load(open(d + "/config.json"))
+if fam == "gpt2":
+    want = {"wte.weight": [257, 32], "wpe.weight": [64, 32], "h.0.attn.c_attn.weight": [32, 96],
+            "h.1.mlp.c_proj.weight": [64, 32], "h.1.mlp.c_fc.weight": [32, 64], "ln_f.bias": [32]}
+    assert "lm_head.weight" not in h and c["model_type"] == "gpt2" and c["n_embd"] == 32 and c["n_inner"] == 64
+    assert c["activation_function"] == "gelu_new" and c["tie_word_embeddings"] is True and c["n_positions"] == 64
+    assert len(h) == 2 + 2 + 12 * 2
+else:
+    want = {"model.embed_tokens.weight": [257, 32], "lm_head.weight": [257, 32], "model.norm.weight": [32],
+            "model.layers.0.self_attn.q_proj.weight": [32, 32], "model.layers.0.self_attn.k_proj.weight": [16, 32],
+            "model.layers.1.mlp.down_proj.weight": [32, 64], "model.layers.1.mlp.gate_proj.weight": [64, 32]}
+    assert c["model_type"] == "llama" and c["num_key_value_heads"] == 2 and c["tie_word_embeddings"] is False
+    assert c["hidden_act"] == "silu" and c["head_dim"] == 8 and len(h) == 3 + 9 * 2
+    assert not any(k.endswith(".bias") for k in h)
+for k, s in want.items():
+    assert h[k]["shape"] == s, (k, h[k]["shape"])
+assert c["vocab_size"] == 257 and c["bos_token_id"] == 256
+t = json.load(open(d + "/tokenizer.json", encoding="utf-8"))
+m = t["model"]
+assert m["type"] == "BPE" and m["merges"] == [] and len(m["vocab"]) == 256
+assert sorted(m["vocab"].values()) == list(range(256))
+assert m["vocab"]["\u0120"] == 32 and m["vocab"]["A"] == 65 and m["vocab"]["\u010a"] == 10 and m["vocab"]["\u0100"] == 0
+assert m["vocab"]["\u0143"] == 0xAD and m["vocab"]["\u00ff"] == 255
+assert t["pre_tokenizer"] == {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}
+assert t["decoder"]["type"] == "ByteLevel"
+a = t["added_tokens"]
+assert len(a) == 1 and a[0]["id"] == 256 and a[0]["content"] == "<|bos|>" and a[0]["special"] is True
+PY
+check "gpt2 safetensors/config/tokenizer shapes" "$PYTHON" "$T/shape.py" "$T/g1" gpt2
+run --config "$T/l.conf" --out "$T/l1" || fail "llama run failed: $(cat "$T/stderr")"
+check "llama safetensors/config/tokenizer shapes" "$PYTHON" "$T/shape.py" "$T/l1" llama
+l0=$(awk -F'\t' '$1=="0"{print $5}' "$T/l1/train-log.tsv")
+l1=$(awk -F'\t' '$1=="40" && $5!="-"{print $5}' "$T/l1/train-log.tsv")
+check "llama validation loss falls in 40 steps ($l0 -> $l1)" awk -v v="$l1" 'BEGIN{exit !(v < 3.5)}'
+
+# An independent PyTorch forward of the saved files (HF semantics) gives the same validation loss
+# and per-head sink mass as train's own forward.
+agree() {   # DIR: compare report.tsv with the torch check, max |difference| ≤ 2e-5
+    "$PYTHON" tests/ref/train_torch.py check "$1" "$T/valid.txt" 16 >"$T/ref.tsv" || return 1
+    grep -E '^(val_loss|sink_mass)\s' "$1/report.tsv" | paste - <(grep -E '^(val_loss|sink_mass)\s' "$T/ref.tsv") |
+        awk -F'\t' '$1!=$5||$2!=$6||$3!=$7{bad=1} {d=$4-$8; if(d<0)d=-d; if(d>m)m=d} END{exit bad || m > 2e-5 || NR < 5}'
+}
+check "gpt2: torch forward of the checkpoint agrees with train's report" agree "$T/g1"
+check "llama: torch forward of the checkpoint agrees with train's report" agree "$T/l1"
+
+# The project's own HF loader and forward (bin/extract, another engineer's) must read these
+# directories like downloaded models: same attention (sink mass per head) and same loss.
+cat >"$T/ext.py" <<'PY'
+import sys, h5py, numpy as np
+rep, h5, nll, ref = sys.argv[1:5]
+A = h5py.File(h5, "r")["attention"][...]            # [S,L,H,T,T] log-probabilities
+sink = np.exp(A[:, :, :, 1:, 0].astype(np.float64)).mean(axis=(0, 3))
+mine = {}
+for line in open(rep):
+    f = line.rstrip("\n").split("\t")
+    if f[0] == "sink_mass":
+        mine[(int(f[1]), int(f[2]))] = float(f[3])
+worst = max(abs(sink[l, h] - v) for (l, h), v in mine.items())
+assert len(mine) == sink.size and worst < 2e-5, ("sink mass differs", worst)
+rows = [l.split("\t") for l in open(nll) if not l.startswith("#")][1:]
+mean = np.mean([float(r[3]) for r in rows])
+want = [float(l.split("\t")[3]) for l in open(ref) if l.startswith("val_loss_tm1")][0]
+assert abs(mean - want) < 1e-4, ("nll differs", mean, want)
+PY
+via_extract() {   # DIR FAMILY
+    [ -x "$BIN/extract" ] || { echo "# $BIN/extract missing" >&2; return 1; }
+    "$PYTHON" tests/ref/train_torch.py ids "$T/valid.txt" 16 64 "$T/ids.txt" &&
+    "$PYTHON" tests/ref/train_torch.py check "$1" "$T/valid.txt" 16 >"$T/ref.tsv" &&
+    "$BIN/extract" --model "$1" --ids "$T/ids.txt" --nll "$T/nll.tsv" "$T/att-$2.h5" >/dev/null 2>"$T/ext.err" &&
+    "$PYTHON" "$T/ext.py" "$1/report.tsv" "$T/att-$2.h5" "$T/nll.tsv" "$T/ref.tsv"
+}
+check "gpt2: bin/extract loads the checkpoint, same attention and loss as train" via_extract "$T/g1" gpt2
+check "llama: bin/extract loads the checkpoint, same attention and loss as train" via_extract "$T/l1" llama
