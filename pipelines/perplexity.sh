@@ -13,7 +13,7 @@ trap 'rm -f "$tmp" "$tmp.rows" "$tmp.rand"' EXIT
     printf '%s\tnone\t0\t%s\n' "$model" "$(ppl "$@")"
     for m in "$masks"/*.txt; do
         base=$(basename "$m" .txt) metric=${base%-*} pct=${base##*-}
-        printf '%s\t%s\t%s\t%s\n' "$model" "$metric" "0.$pct" "$(ppl "$@" --mask "$m")"
+        printf '%s\t%s\t%s\t%s\n' "$model" "$metric" "$(awk -v p="$pct" 'BEGIN { printf "%g", p / 100 }')" "$(ppl "$@" --mask "$m")"
     done
 } > "$tmp.rows"
 # the random baseline is the mean over its seeds (METHODS §5.4)

@@ -1,5 +1,5 @@
 # Training: small byte-level models on the King James Bible (pipelines/corpus.mk), one Hugging Face
-# directory per model: results/$(PROFILE)/models/<name>/ holds the final model (config.json,
+# directory per model: $(R)/models/<name>/ (R = results/$(PROFILE)) holds the final model (config.json,
 # model.safetensors, tokenizer.json), checkpoints/step-NNNNNN/, train-log.tsv and report.tsv;
 # .done is written last, so downstream rules depend on it.
 #

@@ -26,6 +26,7 @@ static const char *usage =
     "  --sink K          sink key index (default: each file's sink attribute; must agree)\n"
     "  --zero-delta X    zero replacement for probability input (default 1e-9)\n"
     "  --series FILE     per-checkpoint table: step layer rows H Hb content_term sink_mass\n"
+    "  -o FILE           HDF5: split [L+1,6], series [checkpoints,L+1,4], steps (row 0 = all)\n"
     "  -h, --help / --version\n"
     "Stdout (TSV): layer from_step to_step rows H_from H_to total_drop sink_drop content_drop\n"
     "  sink_share (layer all first, then each layer).\n"
@@ -162,23 +163,62 @@ static void write_series(const char *path, const char *pj, int nf, const long lo
     if (tmp) cli_out_commit(path);
 }
 
+/* -o FILE: split [L+1, 6] (rows: all, layer 0..; columns H_from H_to total_drop sink_drop
+ * content_drop sink_share) and series [n_ckpt, L+1, 4] (H Hb content_term sink_mass), steps. */
+static void write_h5(const char *path, const char *pj, int nf, const long long *step, sums **ser,
+                     const split *sp, const split *all, int L, int best) {
+    hid_t f = h5io_create(path);
+    h5io_attr_str(f, "/", "format", "attncoda-collapse");
+    h5io_attr_str(f, "/", "provenance", pj);
+    h5io_attr_int(f, "/", "from_step", step[best]);
+    h5io_attr_int(f, "/", "to_step", step[nf - 1]);
+    double *x = xmalloc((size_t)(L + 1) * 6 * sizeof *x), *y = xmalloc((size_t)nf * (L + 1) * 4 * sizeof *y);
+    for (int ly = -1; ly < L; ly++) {
+        const split *q = ly < 0 ? all : &sp[ly];
+        double n = q->n, tot = -q->dH / n, sk = -q->sink / n;
+        double row[6] = {q->H0 / n, q->H1 / n, tot, sk, -q->content / n, tot != 0 ? sk / tot : NAN};
+        memcpy(x + (size_t)(ly + 1) * 6, row, sizeof row);
+    }
+    for (int c = 0; c < nf; c++) {
+        sums a = {0};
+        for (int ly = 0; ly < L; ly++)
+            a.H += ser[c][ly].H, a.Hb += ser[c][ly].Hb, a.cH += ser[c][ly].cH, a.s += ser[c][ly].s, a.n += ser[c][ly].n;
+        for (int ly = -1; ly < L; ly++) {
+            const sums *q = ly < 0 ? &a : &ser[c][ly];
+            double row[4] = {q->H / q->n, q->Hb / q->n, q->cH / q->n, q->s / q->n};
+            memcpy(y + ((size_t)c * (L + 1) + ly + 1) * 4, row, sizeof row);
+        }
+    }
+    hsize_t ds[2] = {L + 1, 6}, dr[3] = {nf, L + 1, 4}, dn[1] = {nf};
+    h5io_write_f64(f, "split", 2, ds, x);
+    h5io_write_f64(f, "series", 3, dr, y);
+    double *st = xmalloc(nf * sizeof *st);
+    for (int c = 0; c < nf; c++) st[c] = (double)step[c];
+    h5io_write_f64(f, "steps", 1, dn, st);
+    h5io_finish(f, path);
+    free(x);
+    free(y);
+    free(st);
+}
+
 int main(int argc, char **argv) {
     cli_init("collapse");
     h5io_quiet();
     copts o = {2, 0, 0, 1e-9};
-    const char *steps_arg = NULL, *series = NULL;
+    const char *steps_arg = NULL, *series = NULL, *out = NULL;
     static struct option lo[] = {{"steps", required_argument, 0, 's'}, {"min-query", required_argument, 0, 'q'},
                                  {"sink", required_argument, 0, 'k'}, {"zero-delta", required_argument, 0, 'z'},
                                  {"series", required_argument, 0, 'S'}, {"help", no_argument, 0, 'h'},
                                  {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
     int c;
-    while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "ho:", lo, NULL)) != -1) {
         switch (c) {
         case 's': steps_arg = optarg; break;
         case 'q': o.min_query = (int)cli_parse_long("min-query", optarg, 0, 1 << 20); break;
         case 'k': o.sink = (int)cli_parse_long("sink", optarg, 0, 1 << 20), o.sink_given = 1; break;
         case 'z': o.delta = cli_parse_double("zero-delta", optarg, 1e-300, 0.01); break;
         case 'S': series = optarg; break;
+        case 'o': out = optarg; break;
         case 'h': fputs(usage, stdout); return 0;
         case 'V': cli_print_version(); return 0;
         default: die_usage("try 'collapse --help'");
@@ -186,7 +226,8 @@ int main(int argc, char **argv) {
     }
     int nf = argc - optind;
     if (nf < 2) die_usage("need at least two checkpoint files (try 'collapse --help')");
-    if (series && cli_is_stdio(series)) die_usage("--series: give a file name (the split goes to stdout)");
+    if ((series && cli_is_stdio(series)) || (out && cli_is_stdio(out)))
+        die_usage("--series/-o: give a file name (the split goes to stdout)");
     long long *step = xmalloc(nf * sizeof *step);
     if (steps_arg) {
         double v[4096];
@@ -247,6 +288,7 @@ int main(int argc, char **argv) {
         print_split(lname, step[best], step[nf - 1], &sp[ly]);
     }
     if (series) write_series(series, pj, nf, step, ser, L);
+    if (out) write_h5(out, pj, nf, step, ser, sp, &all, L, best);
     for (int i = 0; i < nf; i++) attn_close(r[i]), free(ser[i]);
     free(ser);
     free(sp);

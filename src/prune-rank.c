@@ -23,6 +23,8 @@ static const char *usage =
     "  --sparsity LIST    fractions of N pruned, rounded to nearest (default 0.1,0.2,0.3)\n"
     "  --random-seeds N   random orders for seeds 1..N (default 5; 0 = none)\n"
     "  --masks-dir DIR    write DIR/<metric>-<pct>.txt and DIR/random<seed>-<pct>.txt\n"
+    "  -o FILE            HDF5: order/<metric|random<seed>> [n] head ids in pruning order,\n"
+    "                     redundancy/<metric> [n], head_layer/head_index [N]\n"
     "  -h, --help / --version\n"
     "Stdout (TSV): metric seed rank head layer index redundancy (seed 0 and redundancy of the\n"
     "  pruned head for metric orders; redundancy nan for random orders).\n"
@@ -92,6 +94,7 @@ typedef struct {
     double sp[16];
     int nsp, want[16], maxwant;
     const char *dir;
+    hid_t h5;            /* -o FILE, or -1 */
 } targets;
 
 static void emit(const char *metric, const char *maskname, unsigned long seed, const int *order, const double *red, int n,
@@ -99,6 +102,16 @@ static void emit(const char *metric, const char *maskname, unsigned long seed, c
     for (int i = 0; i < n; i++)
         printf("%s\t%lu\t%d\t%d\t%d\t%d\t%.10g\n", metric, seed, i + 1, order[i], d->head_layer[order[i]],
                d->head_index[order[i]], red ? red[i] : NAN);
+    if (tg->h5 >= 0 && n > 0) {
+        char name[96];
+        hsize_t dn[1] = {n};
+        snprintf(name, sizeof name, "order/%s", maskname);
+        h5io_write_i32(tg->h5, name, 1, dn, order);
+        if (red) {
+            snprintf(name, sizeof name, "redundancy/%s", maskname);
+            h5io_write_f64(tg->h5, name, 1, dn, red);
+        }
+    }
     if (!tg->dir) return;
     for (int j = 0; j < tg->nsp; j++) {
         int pct = (int)lround(100 * tg->sp[j]);
@@ -113,24 +126,27 @@ int main(int argc, char **argv) {
     cli_init("prune-rank");
     h5io_quiet();
     const char *metrics_arg = "js_keep,js_drop,aitchison,content_full";
-    targets tg = {{0.1, 0.2, 0.3}, 3, {0}, 0, NULL};
+    targets tg = {{0.1, 0.2, 0.3}, 3, {0}, 0, NULL, -1};
+    const char *out = NULL;
     int nseeds = 5;
     static struct option lo[] = {{"metrics", required_argument, 0, 'm'}, {"sparsity", required_argument, 0, 's'},
                                  {"random-seeds", required_argument, 0, 'r'}, {"masks-dir", required_argument, 0, 'd'},
                                  {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
     int c;
-    while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "ho:", lo, NULL)) != -1) {
         switch (c) {
         case 'm': metrics_arg = optarg; break;
         case 's': tg.nsp = an_parse_list("sparsity", optarg, tg.sp, 16); break;
         case 'r': nseeds = (int)cli_parse_long("random-seeds", optarg, 0, 1000); break;
         case 'd': tg.dir = optarg; break;
+        case 'o': out = optarg; break;
         case 'h': fputs(usage, stdout); return 0;
         case 'V': cli_print_version(); return 0;
         default: die_usage("try 'prune-rank --help'");
         }
     }
     if (argc - optind != 1) die_usage("need one distance file (try 'prune-rank --help')");
+    if (out && cli_is_stdio(out)) die_usage("-o: give a file name (the table goes to stdout)");
     char *metrics = xstrdup(metrics_arg);
     for (int j = 0; j < tg.nsp; j++)
         if (!(tg.sp[j] > 0 && tg.sp[j] < 1)) die_usage("--sparsity: %g is not in (0, 1)", tg.sp[j]);
@@ -159,6 +175,14 @@ int main(int argc, char **argv) {
     if (d->provenance) prov_upstream(p, d->provenance);
     char *pj = prov_json(p);
     tsv_begin(stdout, pj, "metric\tseed\trank\thead\tlayer\tindex\tredundancy");
+    if (out) {
+        tg.h5 = h5io_create(out);
+        h5io_attr_str(tg.h5, "/", "format", "attncoda-prune-rank");
+        h5io_attr_str(tg.h5, "/", "provenance", pj);
+        hsize_t d1[1] = {N};
+        h5io_write_i32(tg.h5, "head_layer", 1, d1, d->head_layer);
+        h5io_write_i32(tg.h5, "head_index", 1, d1, d->head_index);
+    }
     int *order = xmalloc(N * sizeof *order);
     double *red = xmalloc(N * sizeof *red);
     save = NULL;
@@ -174,6 +198,7 @@ int main(int argc, char **argv) {
         int n = random_order(d, s, tg.maxwant, order);
         emit("random", name, s, order, NULL, n, d, &tg, pj);
     }
+    if (out) h5io_finish(tg.h5, out);
     free(order);
     free(red);
     free(pj);

@@ -138,20 +138,29 @@ static void fill_row(float *row, const synth_opts *o, int t, const uint8_t *vali
     }
 }
 
+/* Theorem-1 rows: per query, one content draw shared by A and B (C mirrors it). */
+static void theorem1_block(const synth_opts *o, gsl_rng *rc, const uint8_t *valid, float *buf, double *lpi) {
+    int T = o->T;
+    for (int t = 0; t < T; t++) {
+        int D = o->causal ? t + 1 : T - o->pad;
+        int nc = (o->causal && t < o->sink) ? D : D - 1;
+        log_dirichlet(rc, o->alpha, nc > 0 ? nc : 1, lpi);
+        for (int h = 0; h < 3; h++) {
+            double s = h == 1 ? o->sB : o->sA;
+            fill_row(buf + ((size_t)h * T + t) * T, o, t, valid, log(s), log1p(-s), lpi, h == 2);
+        }
+    }
+}
+
 static void synth_block(const synth_opts *o, gsl_rng *rc, gsl_rng *rs, int l, const uint8_t *valid,
                         float *buf, double *lpi) {
+    if (o->theorem1) { theorem1_block(o, rc, valid, buf, lpi); return; }
     int T = o->T;
     for (int h = 0; h < o->H; h++) {
         for (int t = 0; t < T; t++) {
             int D = o->causal ? t + 1 : T - o->pad;
             int nc = (o->causal && t < o->sink) ? D : D - 1;
             float *row = buf + ((size_t)h * T + t) * T;
-            if (o->theorem1) {
-                if (h == 0) log_dirichlet(rc, o->alpha, nc > 0 ? nc : 1, lpi);
-                double s = h == 1 ? o->sB : o->sA;
-                fill_row(row, o, t, valid, log(s), log1p(-s), lpi, h == 2);
-                continue;
-            }
             log_dirichlet(rc, o->alpha, nc > 0 ? nc : 1, lpi);
             double s0 = planted_mass(o, l * o->H + h);
             double logit = log(s0) - log1p(-s0) + o->jitter * gsl_ran_gaussian(rs, 1.0);

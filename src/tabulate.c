@@ -23,7 +23,8 @@ static const char *usage =
     "ignored. Prints 'file:row:column expected X got Y (|D| = ...)' per mismatch (row = data row,\n"
     "1-based), missing files/rows/columns, and a summary line; exit 1 on any mismatch.\n"
     "Tolerance FILE: lines 'FILE_GLOB COLUMN_GLOB ABS REL' (whitespace-separated, '#' comments);\n"
-    "the first line whose globs match the file's relative path and the column name applies;\n"
+    "the first line whose globs match the file's relative path (or its file name) and the column\n"
+    "name applies; "
     "default abs 0, rel 1e-9.\n"
     "Memory: one table at a time.\n";
 
@@ -120,9 +121,15 @@ static tols read_tols(const char *path) {
     return ts;
 }
 
+/* A file glob matches the relative path or its last component ("reversal-*.tsv" also covers
+ * "tables/reversal-gpt2.tsv"). */
 static tol find_tol(const tols *ts, const char *rel, const char *col) {
+    const char *base = strrchr(rel, '/');
+    base = base ? base + 1 : rel;
     for (int i = 0; i < ts->n; i++)
-        if (fnmatch(ts->t[i].fglob, rel, 0) == 0 && fnmatch(ts->t[i].cglob, col, 0) == 0) return ts->t[i];
+        if ((fnmatch(ts->t[i].fglob, rel, 0) == 0 || fnmatch(ts->t[i].fglob, base, 0) == 0) &&
+            fnmatch(ts->t[i].cglob, col, 0) == 0)
+            return ts->t[i];
     return (tol){NULL, NULL, 0, 1e-9};
 }
 

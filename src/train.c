@@ -205,9 +205,10 @@ static void write_tsv(const char *dir, const char *file, const char *prov_json, 
 }
 
 static void report(const char *dir, const char *prov_json, const tm_config *c, const eval_result *ev,
-                   double train_loss, long steps) {
+                   double train_loss, long steps, size_t n_params) {
     strbuf b = {0};
     sb_printf(&b, "quantity\tlayer\thead\tvalue\n");
+    sb_printf(&b, "parameters\t-\t-\t%zu\n", n_params);
     sb_printf(&b, "steps\t-\t-\t%ld\n", steps);
     sb_printf(&b, "train_loss\t-\t-\t%.6f\n", train_loss);
     sb_printf(&b, "val_loss\t-\t-\t%.6f\n", ev->loss);
@@ -309,7 +310,7 @@ int main(int argc, char **argv) {
     double secs = cli_now() - t0;
     tr_save_hf(o.out, &r, &m, pj, steps);
     write_tsv(o.out, "train-log.tsv", pj, &log);
-    report(o.out, pj, &r.m, &ev, last_loss, steps);
+    report(o.out, pj, &r.m, &ev, last_loss, steps, m.n_params);
     fprintf(stderr, "train: %s: %ld steps, %.1f s (%.1f s in updates: %.0f tokens/s), val loss %.4f nats/byte\n",
             r.name, steps, secs, t_train, t_train > 0 ? (double)steps * B * T / t_train : 0, ev.loss);
 

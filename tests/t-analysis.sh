@@ -23,9 +23,27 @@ check "distance: per-head TSV has a provenance line, a header and N rows" \
 "$BIN/synth" -S 2 -L 1 -H 4 -T 10 --bidirectional --pad 2 --seed 4 "$T/b.h5"
 "$BIN/distance" --exclude-sink-query --aggregate sum "$T/b.h5" "$T/b.d.h5" >/dev/null
 direct_ok "distance: bidirectional, padding, --exclude-sink-query, --aggregate sum" "$T/b.h5" "$T/b.d.h5" --exclude-sink-query
+"$BIN/synth" -S 2 -L 1 -H 3 -T 10 --sink 3 --seed 2 "$T/k3.h5"
+"$BIN/distance" "$T/k3.h5" "$T/k3.d.h5" >/dev/null
+direct_ok "distance: sink at key 3 (rows before it skipped)" "$T/k3.h5" "$T/k3.d.h5"
 "$BIN/synth" -S 2 -L 2 -H 2 -T 10 --prob --seed 5 "$T/p.h5"
 "$BIN/distance" --min-query 3 "$T/p.h5" "$T/p.d.h5" >/dev/null
 direct_ok "distance: probability input, --min-query 3" "$T/p.h5" "$T/p.d.h5" --min-query 3
+"$BIN/synth" -S 2 -L 1 -H 2 -T 12 --prob --alpha 0.1 --seed 3 "$T/z.h5"
+nz=$("$PYTHON" -c "
+import h5py, numpy as np
+f = h5py.File('$T/z.h5', 'a'); A = f['attention'][...]; n = 0
+for s in range(A.shape[0]):
+    for h in range(A.shape[2]):
+        for t in range(2, A.shape[3]):
+            j = 1 + int(np.argmin(A[s, 0, h, t, 1:t + 1]))
+            if A[s, 0, h, t, j] < 1e-6: A[s, 0, h, t, j] = 0; n += 1
+f['attention'][...] = A; print(n)")
+"$BIN/distance" "$T/z.h5" "$T/z.d.h5" >/dev/null
+check "distance: zeros in probability input are replaced and counted ($nz planted)" "$PYTHON" -c "
+import h5py, numpy as np, sys
+f = h5py.File('$T/z.d.h5', 'r')
+sys.exit(0 if $nz > 0 and int(f.attrs['zero_replaced']) == $nz and all(np.isfinite(f['distance/' + m][...]).all() for m in f['distance']) else 1)"
 check "distance: provenance records input checksum and every option" "$PYTHON" -c "
 import h5py, json, sys, hashlib
 f = h5py.File('$T/p.d.h5', 'r'); p = json.loads(f.attrs['provenance'])
@@ -146,6 +164,12 @@ check "prune-rank: 2x3 worked example order 0, 3, 2, 4" test "$(awk '$1=="js_dro
 mkdir -p "$T/m6"
 expect_error "prune-rank: a sparsity that would empty a layer is an error" 1 "emptying a layer" "$T/m6/js_drop-90.txt" \
     "$BIN/prune-rank" --metrics js_drop --random-seeds 0 --sparsity 0.9 --masks-dir "$T/m6" "$T/p6.h5"
+"$BIN/prune-rank" -o "$T/pr.h5" --metrics js_drop --random-seeds 1 --sparsity 0.67 "$T/p6.h5" >/dev/null
+check "prune-rank: -o writes the orders as HDF5" "$PYTHON" -c "
+import h5py, sys; f = h5py.File('$T/pr.h5', 'r')
+sys.exit(0 if list(f['order/js_drop'][...]) == [0, 3, 2, 4] and 'random1' in f['order'] else 1)"
+expect_error "prune-rank: -o leaves no file when the run fails" 1 "emptying a layer" "$T/pr2.h5" \
+    "$BIN/prune-rank" -o "$T/pr2.h5" --metrics js_drop --random-seeds 0 --sparsity 0.9 --masks-dir "$T/m6" "$T/p6.h5"
 expect_error "prune-rank: unknown metric is a usage error" 2 "unknown metric" - "$BIN/prune-rank" --metrics foo "$T/p6.h5"
 
 # ---------- collapse ----------
@@ -163,6 +187,12 @@ check "collapse: synth keeps the content across sink masses (content part ~ 0)" 
 check "collapse: split runs from the highest-entropy checkpoint to the last, with --steps labels" \
     awk -F'\t' '$1=="all" {exit !($2==0 && $3==200)}' "$T/col.tsv"
 check "collapse: series has model and per-layer rows per checkpoint" test "$(grep -vc '^#' "$T/series.tsv")" = 10
+"$BIN/collapse" -o "$T/col.h5" --steps 0,100,200 "$T/ck0.h5" "$T/ck1.h5" "$T/ck2.h5" >/dev/null
+check "collapse: -o writes split and series matching the TSV" "$PYTHON" -c "
+import h5py, sys
+f = h5py.File('$T/col.h5', 'r')
+row = [l.split('\t') for l in open('$T/col.tsv') if l.startswith('all\t')][0]
+sys.exit(0 if f['split'].shape == (3, 6) and f['series'].shape == (3, 3, 4) and abs(f['split'][0, 2] - float(row[6])) < 1e-15 else 1)"
 $F retoken "$T/ck1.h5" "$T/ck1r.h5"
 expect_error "collapse: token ids that differ are an error" 1 "token ids differ" - "$BIN/collapse" "$T/ck0.h5" "$T/ck1r.h5"
 "$BIN/synth" -S 2 -L 2 -H 3 -T 16 "$T/ck3.h5"
@@ -214,6 +244,10 @@ check "tabulate: --check names the moved number (file:row:column expected X got 
     bash -c "[ $rc = 1 ] && grep -q '^rev.tsv:2:flip_rate expected 0.333300 got 0.3343 (|Δ| = 0.001' '$T/chk.txt'"
 printf '# comment\nrev.tsv flip_rate 0.002 0\n' >"$T/tol.txt"
 check "tabulate: --tolerances FILE accepts the move" bash -c "'$BIN/tabulate' --check '$T/exp' '$T/res' --tolerances '$T/tol.txt' >/dev/null"
+awk -F'\t' 'BEGIN{OFS="\t"} $1==3 && $2=="js_keep" && $3=="js_drop" {$4=$4+0.01} {print}' "$T/cl.tsv" >"$T/res/sub/cl.tsv"
+printf 'rev.tsv flip_rate 0.002 0\ncl.tsv ari 0.02 0\n' >"$T/tol2.txt"
+check "tabulate: a file glob also matches the file name inside a subfolder" \
+    bash -c "'$BIN/tabulate' --check '$T/exp' '$T/res' --tolerances '$T/tol2.txt' >/dev/null && ! '$BIN/tabulate' --check '$T/exp' '$T/res' --tolerances '$T/tol.txt' >/dev/null"
 rm "$T/res/sub/cl.tsv"
 "$BIN/tabulate" --check "$T/exp" "$T/res" --tolerances "$T/tol.txt" >"$T/chk.txt"; rc=$?
 check "tabulate: a missing results file fails" bash -c "[ $rc = 1 ] && grep -q '^sub/cl.tsv: missing' '$T/chk.txt'"

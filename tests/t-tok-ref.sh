@@ -70,4 +70,19 @@ while read -r name kind reftk ourtk; do
     done
 done <<<"$CASES"
 [ "${1:-}" = --update ] && mv "$SUMS.new" "$SUMS" && echo "# wrote $SUMS"
+
+# Llama-3 as a HF tokenizer.json (built from the tiktoken ranks like transformers' converter):
+# the tokenizer.json path (Split + ByteLevel, pair-form merges, ignore_merges) gives the same
+# ids as the tiktoken path, and, with node, as HF tokenizers on that file.
+if [ "${1:-}" != --update ] && mkdir -p "$T/l3" && "$PYTHON" tests/ref/llama3_hf_json.py $TK/llama3/tokenizer.model "$T/l3/tokenizer.json"; then
+    [ $live = 1 ] && { mkdir -p "$T/l3ref"; node tests/ref/tok_ref.js hf "$T/l3/tokenizer.json" --out "$T/l3ref" "${inputs[@]}" ||
+        fail "llama3 tokenizer.json: HF tokenizers failed"; }
+    for x in $TEXTS; do
+        "$BIN/tokenize" --no-header -t "$T/l3" "$G/$x.txt" >"$T/l3/$x.json.ids"
+        "$BIN/tokenize" --no-header -t $TK/llama3 "$G/$x.txt" >"$T/l3/$x.tik.ids"
+        check "llama3.$x: tokenizer.json ids equal tiktoken-file ids" cmp -s "$T/l3/$x.json.ids" "$T/l3/$x.tik.ids"
+        [ $live = 1 ] && check "llama3.$x: tokenizer.json ids equal HF tokenizers on the same file" \
+            cmp -s "$T/l3/$x.json.ids" "$T/l3ref/$x.ids"
+    done
+fi
 true

@@ -13,7 +13,8 @@ Usage: paper.py COMMAND OUT INPUT...
   collapse OUT collapse-NAME.tsv...      entropy-collapse split (layer 'all') per trained model
   collapse-plot OUT collapse-NAME.tsv    one model's series, layer 'all' (from plots/)
   train    OUT train-NAME.tsv...         validation loss and per-head sink profile per model
-  regime   OUT REGIME.tsv [CONF]         regime map (regime.tsv, or regime-dispersion.tsv)
+  regime   OUT REGIME.tsv [CONF] [--dev NAMES]  regime map (regime.tsv or regime-dispersion.tsv);
+                                         NAMES (space or comma separated) are the development models
   results  OUT PAPER_DIR [--skipped NAMES] [--profile P]
                                          RESULTS.md from PAPER_DIR/data, tables and figures
 A model's name is taken from its file name (KIND-NAME.tsv). Every derived table starts with a
@@ -217,7 +218,7 @@ def cmd_ari(out, paths, k_default=6):
         rows.append([model_name(p, "cluster"), str(k)] +
                     [g(num(val.get(pair, "nan"))) for pair in ARI_PAIRS])
     write_table(out, provenance("ari", paths),
-                ["model", "k"] + ["%s~%s" % pair for pair in ARI_PAIRS], rows)
+                ["model", "k"] + ["%s vs %s" % pair for pair in ARI_PAIRS], rows)
 
 
 def prune_values(p):
@@ -547,14 +548,14 @@ def sec_ari(doc, d, sinks):
     for r in rows:
         doc.figure("mds-" + r["model"], "%s: classical MDS of the heads under JS keep, JS drop "
                    "and d_A⊥, coloured by head mean sink mass" % r["model"])
-    col = lambda pair: [num(r["%s~%s" % pair]) for r in rows]
+    col = lambda pair: [num(r["%s vs %s" % pair]) for r in rows]
     f3 = lambda x: "%.2f" % x
     s = ("**Paper:** ARI 0.01–0.05 between conventions: the standard pipeline's clusters are "
          "sink-mass clusters. **Here** (k = %s): ARI(JS keep, JS drop) ranges %s, ARI(JS keep, d_A⊥) "
          "%s, ARI(JS keep, sink mass only) %s, and ARI(d_A⊥ keep-computed, drop-computed) %s. " %
          (rng([num(r["k"]) for r in rows], lambda x: "%d" % x), rng(col(ARI_PAIRS[0]), f3),
           rng(col(ARI_PAIRS[1]), f3), rng(col(ARI_PAIRS[2]), f3), rng(col(ARI_PAIRS[3]), f3)))
-    conv_of = {r["model"]: [num(r["%s~%s" % p]) for p in ARI_PAIRS[:2]] for r in rows}
+    conv_of = {r["model"]: [num(r["%s vs %s" % p]) for p in ARI_PAIRS[:2]] for r in rows}
     agree = [m for m, v in conv_of.items() if all(not math.isnan(x) and x <= 0.05 for x in v)]
     more = [m for m, v in conv_of.items() if any(x > 0.05 for x in v)]
     msink = lambda m: ("mean head sink mass %.3f, SD %.3f" %
@@ -567,7 +568,7 @@ def sec_ari(doc, d, sinks):
         s += ("In %s they agree more than in the paper. " %
               (listing([(m, msink(m)) for m in more]) if all(m in sinks for m in more)
                else ", ".join(more)))
-        sk = {r["model"]: num(r["%s~%s" % ARI_PAIRS[2]]) for r in rows}
+        sk = {r["model"]: num(r["%s vs %s" % ARI_PAIRS[2]]) for r in rows}
         if all(sk[m] <= 0.5 for m in more):
             s += ("There the keep-sink partition is not a sink-mass partition (ARI with the "
                   "sink-only clustering %s), so dropping the sink changes it little: the sinks are "
@@ -627,12 +628,18 @@ def sec_prune(doc, d):
     if not items:
         doc.add(s + "**Here:** no model has both JS-keep and d_A⊥ pruning results.", "")
         return
-    fx = lambda x: "×%.3g" % x
+    fx = lambda x: "×%.2f" % x if x < 10 else "×%.0f" % x
     s += ("**Here** (unpruned perplexity → pruned): %s. Over %d model%s JS-keep pruning multiplies "
           "perplexity by %s and d_A⊥ pruning by %s; JS keep is worse than d_A⊥ in %d, equal in %d "
           "and better in %d. " %
           (listing(items), len(items), "s" if len(items) > 1 else "", rng(ratios_js, fx),
            rng(ratios_ca, fx), len(worse), len(equal), len(items) - len(worse) - len(equal)))
+    # empty perplexity cells in a model's own sparsities mean a failed evaluation upstream
+    holes = sorted({r["model"] for r in rows for c in cols
+                    if r[c] == "nan" and any(q[c] != "nan" for q in rows if q["model"] == r["model"])})
+    if holes:
+        s += ("Some perplexities are missing in the input tables (%s); those cells read nan and are "
+              "left out. " % ", ".join(holes))
     big = [m for m, r in zip([i[0] for i in items], ratios_js) if r > 10]
     if big:
         s += ("JS-keep pruning blows up perplexity (more than ×10) in %s, as in the paper."
@@ -769,6 +776,13 @@ def cmd_results(out, args):
     sec_collapse(doc, d)
     sec_regime(doc, d)
     sec_train(doc, d)
+    # provenance: the derived tables this text was computed from, with their checksums
+    data = sorted(f for f in os.listdir(os.path.join(d, "data")) if f.endswith(".tsv")) \
+        if os.path.isdir(os.path.join(d, "data")) else []
+    doc.add("<!-- provenance: %s -->" % json.dumps(
+        {"program": PROG, "version": VERSION, "command": "results", "profile": profile,
+         "inputs": [{"name": "data/" + f, "sha256": sha256(os.path.join(d, "data", f))}
+                    for f in data]}, sort_keys=True, separators=(",", ":")))
     write_atomic(out, "\n".join(doc.out).rstrip("\n") + "\n")
 
 

@@ -11,4 +11,5 @@ set xrange [-0.01:*]
 spread = real(system("awk -F'\t' '!/^#/ && NR > 1 { for (i = 2; i <= NF; i++) if ($i + 0 > 0) { if (!lo || $i + 0 < lo) lo = $i + 0; if ($i + 0 > hi) hi = $i + 0 } } END { print (lo > 0 ? hi / lo : 1) }' '" . in . "'"))
 if (spread > 20) { set logscale y; set ylabel "held-out perplexity (per token, log scale)" }
 set key top left box opaque
-plot for [i=2:n] in using 1:i with linespoints lw 2 pt (i + 3) ps 1.3 lc rgb C[(i - 2) % 8 + 1] title olabel(columnhead(i))
+dtype(i) = i % 2 ? 2 : 1    # alternate dashes so that coinciding orders stay visible
+plot for [i=2:n] in using 1:i with linespoints lw 2 dt dtype(i) pt (i + 3) ps 1.3 lc rgb C[(i - 2) % 8 + 1] title olabel(columnhead(i))

@@ -2,10 +2,13 @@
 load "pipelines/paper/common.gp"
 set terminal pngcairo size 1000,600 font "DejaVu Sans,11"
 set output out
-tau(k) = (conf eq "" ? NaN : real(system("sed -n 's/^" . k . "[[:space:]]*=[[:space:]]*//p' '" . conf . "' | sed 's/^inf$/1e308/'")))
+# a threshold from CONF ('inf' = none); awk prints it with a decimal point, which gnuplot's
+# string-to-number conversion needs ("1e-05" would not convert)
+tau(k) = (conf eq "" ? NaN : system("awk -v k=" . k . " '$1 == k && $2 == \"=\" { print ($3 == \"inf\" ? \"1.0e300\" : sprintf(\"%.17e\", $3)) }' '" . conf . "'") + 0)
 tlo = tau("tau_lo"); thi = tau("tau_hi")
+tfmt(x) = x >= 1e300 ? "∞" : sprintf("%.3g", x)
 m = nrows(in)
-set title "Regime map: sink dispersion per model" . (conf eq "" ? "\n{/*0.85 (no thresholds fitted: no verdicts)}" : sprintf("\n{/*0.85 τ_{lo} = %.3g, τ_{hi} = %.3g; bar colour: verdict (red unsafe, blue safe, grey abstain); label: verdict / observed → outcome}", tlo, thi))
+set title "Regime map: sink dispersion per model" . (conf eq "" ? "\n{/*0.85 (no thresholds fitted: no verdicts)}" : sprintf("\n{/*0.85 τ_{lo} = %s, τ_{hi} = %s; bar colour: verdict (red unsafe, blue safe, grey abstain); label: verdict / observed → outcome}", tfmt(tlo), tfmt(thi)))
 set ylabel "sink dispersion (SD across heads of head mean sink mass)"
 set xrange [-0.6:m - 0.4]
 stats in using "dispersion" nooutput

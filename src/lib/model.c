@@ -62,16 +62,30 @@ static void norm(float *y, const float *x, const float *w, const float *b, int T
     }
 }
 
-static float act(float x, model_act a) {
+/* glibc's libmvec has vector expf/erff; math.h announces them only under -ffast-math, so they
+ * are declared here, which lets the activation loops below run 4 floats at a time. */
+#pragma omp declare simd notinbranch
+extern float expf(float);
+#pragma omp declare simd notinbranch
+extern float erff(float);
+
+/* One row of n values in place, act(x), as a plain loop per function so that it vectorises.
+ * The vector and scalar (remainder) paths may round differently, so callers go row by row: each
+ * value's path then depends only on its column, never on batch size or thread count. */
+#define ACT_ROW(expr)                                  \
+    do {                                               \
+        _Pragma("omp simd")                            \
+        for (int i = 0; i < n; i++) { float v = y[i]; y[i] = (expr); } \
+    } while (0)
+static void act_row(float *y, int n, model_act a) {
     switch (a) {
-    case ACT_GELU_ERF: return 0.5f * x * (1.0f + erff(x * (float)M_SQRT1_2));
+    case ACT_GELU_ERF: ACT_ROW(0.5f * v * (1.0f + erff(v * (float)M_SQRT1_2))); break;
     /* 0.5·x·(1 + tanh u) = x·sigmoid(2u): the same function, one expf instead of tanhf */
-    case ACT_GELU_TANH: return x / (1.0f + expf(-1.5957691216057308f * (x + 0.044715f * x * x * x)));
-    case ACT_SILU: return x / (1.0f + expf(-x));
-    case ACT_RELU: return x > 0 ? x : 0.0f;
-    case ACT_QUICK_GELU: return x / (1.0f + expf(-1.702f * x));
+    case ACT_GELU_TANH: ACT_ROW(v / (1.0f + expf(-1.5957691216057308f * (v + 0.044715f * v * v * v)))); break;
+    case ACT_SILU: ACT_ROW(v / (1.0f + expf(-v))); break;
+    case ACT_RELU: ACT_ROW(v > 0 ? v : 0.0f); break;
+    case ACT_QUICK_GELU: ACT_ROW(v / (1.0f + expf(-1.702f * v))); break;
     }
-    return x;
 }
 
 /* Half-split RoPE (§2.1, §2.3) on the first rotary_dim components of each of nh heads. */
@@ -198,15 +212,19 @@ static void attn_block(const model *m, const model_layer *y, workspace *w, const
 
 /* MLP of in into w->m: down(act(gate(in)) ⊙ up(in)) when gated, else down(act(up(in))). */
 static void mlp_block(const model_config *c, const model_layer *y, workspace *w, const float *in) {
-    size_t n = (size_t)w->N * c->d_ff;
+    size_t f = (size_t)c->d_ff;
     linear(w->up, in, y->w_up, y->b_up, w->N, c->d_model, c->d_ff);
-    if (c->gated_mlp) {
-        linear(w->gate, in, y->w_gate, y->b_gate, w->N, c->d_model, c->d_ff);
+    if (c->gated_mlp) linear(w->gate, in, y->w_gate, y->b_gate, w->N, c->d_model, c->d_ff);
 #pragma omp parallel for schedule(static)
-        for (size_t i = 0; i < n; i++) w->up[i] *= act(w->gate[i], c->act);
-    } else {
-#pragma omp parallel for schedule(static)
-        for (size_t i = 0; i < n; i++) w->up[i] = act(w->up[i], c->act);
+    for (int r = 0; r < w->N; r++) {
+        float *u = w->up + r * f;
+        if (c->gated_mlp) {
+            float *g = w->gate + r * f;
+            act_row(g, c->d_ff, c->act);
+            for (size_t i = 0; i < f; i++) u[i] *= g[i];
+        } else {
+            act_row(u, c->d_ff, c->act);
+        }
     }
     linear(w->m, w->up, y->w_down, y->b_down, w->N, c->d_ff, c->d_model);
 }

@@ -598,6 +598,10 @@ static tok *load_file(const char *path, const char *family, char *err, size_t er
 
 tok *tok_load(const char *path, const char *family, char *err, size_t errlen) {
     struct stat st;
+    /* SentencePiece files carry everything themselves; the family (e.g. a GGUF architecture
+     * name) is not ours to check there */
+    if (ends_with(path, ".gguf")) return tok_load_gguf(path, err, errlen);
+    if (ends_with(path, ".bin")) return tok_load_llama2c(path, err, errlen);
     if (family && !family_canon(family))
         return tok_fail(err, errlen, "unknown tokenizer family '%s' (gpt2, gpt_neox, llama, qwen2, bert, byte)",
                         family);

@@ -40,7 +40,7 @@ typedef struct {
     pairmap pairs;
     char **piece;                 /* id → raw bytes, for decoding */
     uint32_t *plen;
-    int32_t npiece;
+    int32_t npiece, pcap;         /* npiece = highest id + 1 */
 } bpe;
 
 typedef struct {
@@ -391,13 +391,15 @@ static int set_regex(bpe *b, const char *pattern, size_t len, uint32_t extra, ch
 }
 
 static void set_piece(bpe *b, int32_t id, const char *s, size_t n) {
-    if (id >= b->npiece) {
-        int32_t cap = id + 1;
+    if (id >= b->pcap) {                 /* geometric growth: vocabularies come in any order */
+        int32_t cap = b->pcap ? b->pcap : 1024;
+        while (cap <= id) cap *= 2;
         b->piece = xrealloc(b->piece, (size_t)cap * sizeof *b->piece);
         b->plen = xrealloc(b->plen, (size_t)cap * sizeof *b->plen);
-        for (int32_t i = b->npiece; i < cap; i++) { b->piece[i] = NULL; b->plen[i] = 0; }
-        b->npiece = cap;
+        for (int32_t i = b->pcap; i < cap; i++) { b->piece[i] = NULL; b->plen[i] = 0; }
+        b->pcap = cap;
     }
+    if (id >= b->npiece) b->npiece = id + 1;
     free(b->piece[id]);
     b->piece[id] = xmalloc(n + 1);
     memcpy(b->piece[id], s, n);
@@ -673,6 +675,8 @@ static int added_from_config(bpe *b, const char *vocab_path) {
     return n;
 }
 
+static void add_llama3_specials(bpe *b);
+
 tok *tok_bpe_from_files(const char *vocab_json, const char *merges_txt, const char *family,
                         char *err, size_t errlen) {
     json_t *v = tok_json_load(vocab_json, err, errlen);
@@ -695,7 +699,9 @@ tok *tok_bpe_from_files(const char *vocab_json, const char *merges_txt, const ch
             for (int i = 0; i < 3; i++)
                 tok_added_add(&b->c.added, q[i], strlen(q[i]), b->npiece + i, 1, 0, 0, 0);
         }
+        if (!strcmp(fam, "llama")) add_llama3_specials(b);
     }
+    b->ignore_merges = !strcmp(fam, "llama");    /* byte-level Llama is Llama-3 */
     return finish(b, fam);
 }
 
