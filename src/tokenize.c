@@ -98,6 +98,24 @@ static size_t bad_utf8(const char *s, size_t len) {
     return i;
 }
 
+/* Appends " id" (no space before the first); by hand, since printf per id was a quarter of the
+ * run time on large inputs. */
+static void put_id(strbuf *b, int32_t id, int *first) {
+    if (b->len + 16 > b->cap) {
+        b->cap = b->cap * 2 + 4096;
+        b->s = xrealloc(b->s, b->cap);
+    }
+    char tmp[12];
+    int n = 0;
+    uint32_t v = id < 0 ? (uint32_t)(-(int64_t)id) : (uint32_t)id;
+    do tmp[n++] = (char)('0' + v % 10); while (v /= 10);
+    if (!*first) b->s[b->len++] = ' ';
+    if (id < 0) b->s[b->len++] = '-';
+    while (n) b->s[b->len++] = tmp[--n];
+    b->s[b->len] = 0;
+    *first = 0;
+}
+
 static void encode_line(const tok *t, const tk_opts *o, const char *s, size_t len, long lineno,
                         strbuf *out) {
     int32_t *ids;
@@ -107,14 +125,10 @@ static void encode_line(const tok *t, const tk_opts *o, const char *s, size_t le
         if (o->whole) die_data(o->in, "invalid UTF-8 at byte offset %zu", i);
         die_data(o->in, "line %ld: invalid UTF-8 at byte %zu of the line", lineno, i + 1);
     }
-    const char *sep = "";
-    if (o->bos) {
-        int b = tok_cls(t) >= 0 ? tok_cls(t) : tok_bos(t);
-        sb_printf(out, "%d", b);
-        sep = " ";
-    }
-    for (int i = 0; i < n; i++) { sb_printf(out, "%s%d", sep, ids[i]); sep = " "; }
-    if (o->bos && tok_cls(t) >= 0 && tok_sep(t) >= 0) sb_printf(out, "%s%d", sep, tok_sep(t));
+    int first = 1;
+    if (o->bos) put_id(out, tok_cls(t) >= 0 ? tok_cls(t) : tok_bos(t), &first);
+    for (int i = 0; i < n; i++) put_id(out, ids[i], &first);
+    if (o->bos && tok_cls(t) >= 0 && tok_sep(t) >= 0) put_id(out, tok_sep(t), &first);
     sb_printf(out, "\n");
     free(ids);
 }

@@ -88,9 +88,21 @@ void *tok_fail(char *err, size_t errlen, const char *fmt, ...) {
     return NULL;
 }
 
+/* Read into memory first: jansson's file reader takes one getc per byte, which dominated the
+ * loading of multi-megabyte vocabularies. */
 json_t *tok_json_load(const char *path, char *err, size_t errlen) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return tok_fail(err, errlen, "%s: cannot open", path);
+    size_t cap = 1 << 20, n = 0, got;
+    char *buf = xmalloc(cap);
+    while ((got = fread(buf + n, 1, cap - n, f)) > 0)
+        if ((n += got) == cap) buf = xrealloc(buf, cap *= 2);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) { free(buf); return tok_fail(err, errlen, "%s: read error", path); }
     json_error_t je;
-    json_t *j = json_load_file(path, JSON_DECODE_ANY, &je);
+    json_t *j = json_loadb(buf, n, JSON_DECODE_ANY, &je);
+    free(buf);
     if (!j) return tok_fail(err, errlen, "%s: line %d: %s", path, je.line, je.text);
     return j;
 }
