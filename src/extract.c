@@ -368,8 +368,10 @@ static void prov_tokenizer(prov *p, const char *tokpath) {
 
 static char *make_prov(const opts *o, const model *m, const char *tokpath, const batch *b) {
     prov *p = prov_new();
-    if (m->n_files)
-        for (int i = 0; i < m->n_files; i++) prov_file(p, m->files[i]);
+    if (m->n_files && m->files_sha256)
+        for (int i = 0; i < m->n_files; i++) prov_input(p, m->files[i], m->files_sha256[i]);
+    else if (m->sha256[0])
+        prov_input(p, o->model, m->sha256);
     else
         prov_file(p, o->model);
     if (tokpath) prov_tokenizer(p, tokpath);

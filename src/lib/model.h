@@ -56,10 +56,12 @@ typedef struct model {
     model_config cfg;
     model_weights w;
     char source[512];               /* path the model was loaded from */
-    char sha256[65];                /* checksum of the main weights file */
+    char sha256[65];                /* checksum of the main weights file (HF: model.safetensors,
+                                     * or model.safetensors.index.json when sharded) */
     void *owner;                    /* loader's private state (mmap, converted buffers) */
     void (*release)(struct model *);
     char **files;                   /* every file the loader read (config, shards); may be NULL */
+    char (*files_sha256)[65];       /* their SHA-256 (provenance), parallel to files */
     int n_files;
 } model;
 

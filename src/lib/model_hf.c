@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "model.h"
@@ -525,12 +526,20 @@ static void hf_release(model *m) {
     free(h);
     for (int i = 0; i < m->n_files; i++) free(m->files[i]);
     free(m->files);
+    free(m->files_sha256);
     m->owner = NULL;
 }
 
-static void add_file(model *m, const char *path) {
+/* Record a file read, with its checksum for provenance. */
+static int add_file(model *m, const char *path, char *err, size_t errlen) {
     m->files = xrealloc(m->files, sizeof *m->files * (size_t)(m->n_files + 1));
-    m->files[m->n_files++] = xstrdup(path);
+    m->files_sha256 = xrealloc(m->files_sha256, sizeof *m->files_sha256 * (size_t)(m->n_files + 1));
+    m->files[m->n_files] = xstrdup(path);
+    if (cli_sha256_file(path, m->files_sha256[m->n_files++]) != 0) {
+        snprintf(err, errlen, "%s: cannot read", path);
+        return -1;
+    }
+    return 0;
 }
 
 model *model_load_hf(const char *dir, char *err, size_t errlen) {
@@ -547,8 +556,8 @@ model *model_load_hf(const char *dir, char *err, size_t errlen) {
     if (!json_is_object(c.cfg)) {
         snprintf(err, errlen, "%s: %s", path, c.cfg ? "not a JSON object" : je.text);
     } else {
-        add_file(m, path);
-        parse_config(&c, &m->cfg);
+        if (add_file(m, path, err, errlen)) c.failed = 1;
+        if (!c.failed) parse_config(&c, &m->cfg);
         if (!c.failed && !(c.st = c.hs->st = st_open_dir(dir, err, errlen))) c.failed = 1;
         if (!c.failed) load_weights(&c, m);
     }
@@ -557,6 +566,15 @@ model *model_load_hf(const char *dir, char *err, size_t errlen) {
         model_free(m);
         return NULL;
     }
-    for (int i = 0; i < st_nfiles(c.st); i++) add_file(m, st_file_path(c.st, i));
+    char index[4096];
+    snprintf(index, sizeof index, "%s/model.safetensors.index.json", dir);
+    int sharded = access(index, R_OK) == 0, bad = sharded && add_file(m, index, err, errlen);
+    for (int i = 0; i < st_nfiles(c.st) && !bad; i++) bad = add_file(m, st_file_path(c.st, i), err, errlen);
+    if (bad) {
+        model_free(m);
+        return NULL;
+    }
+    /* the main file: the index when sharded, else the one safetensors file */
+    memcpy(m->sha256, m->files_sha256[1], sizeof m->sha256);
     return m;
 }

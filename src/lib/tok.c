@@ -347,14 +347,23 @@ static char *norm_form(int opts, const char *s, size_t len, size_t *outlen) {
     return (char *)dst;
 }
 
+static int all_ascii(const char *s, size_t len) {
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)s[i] >= 0x80) return 0;
+    return 1;
+}
+
 char *tok_normalize(const tok_norm *nm, const char *s, size_t len, size_t *outlen) {
     char *cur = xmalloc(len + 1);
     memcpy(cur, s, len);
     cur[len] = 0;
     size_t n = len;
+    int ascii = all_ascii(s, len);
     for (int k = 0; k < nm->n; k++) {
         char *next;
-        switch (nm->step[k]) {
+        int st = nm->step[k];
+        if (ascii && st >= TN_NFC && st <= TN_NFKD) continue;   /* ASCII is in every normal form */
+        switch (st) {
         case TN_NFC: next = norm_form(UTF8PROC_COMPOSE, cur, n, &n); break;
         case TN_NFD: next = norm_form(UTF8PROC_DECOMPOSE, cur, n, &n); break;
         case TN_NFKC: next = norm_form(UTF8PROC_COMPOSE | UTF8PROC_COMPAT, cur, n, &n); break;
