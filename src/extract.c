@@ -58,7 +58,7 @@ static void usage(void) {
         "      --threads N       OpenMP threads (all cores); OpenBLAS runs single-threaded inside\n"
         "      --batch N         sequences per forward pass (4): larger GEMMs, same results\n"
         "  -h, --help, -V, --version\n\n"
-        "When perplexity is computed (--nll, --no-attention) and OUTPUT is not stdout,\n"
+        "When perplexity is computed (--nll, --logits, --no-attention) and stdout carries no file,\n"
         "'perplexity<TAB>value' is printed on stdout.\n\n"
         "Memory: the weights as float32 (4 bytes per parameter; F16/BF16 files are converted,\n"
         "F32 files are memory-mapped, GPT-2's Conv1D weights are transposed copies), the token\n"
@@ -130,6 +130,7 @@ typedef struct {
     uint8_t *valid;    /* S*T */
     int padded;        /* some position is padding */
     char sha[65];      /* of the text or ids input, as read (stdin included) */
+    char *upstream;    /* provenance JSON of an --ids file written by sample/tokenize */
 } batch;
 
 /* "0,2,5-7" → flags[0..n); dies on anything outside [0, n). */
@@ -182,6 +183,7 @@ static void read_ids(const opts *o, const model *m, batch *b) {
         lineno++;
         char *p = line;
         while (isspace((unsigned char)*p)) p++;
+        if (!strncmp(p, "# {", 3) && !b->upstream) b->upstream = xstrdup(p + 2);
         if (!*p || *p == '#') continue;
         if (nseq == cap) lens = xrealloc(lens, sizeof *lens * (size_t)(cap = cap ? 2 * cap : 64));
         lens[nseq] = 0;
@@ -376,6 +378,7 @@ static char *make_prov(const opts *o, const model *m, const char *tokpath, const
         prov_file(p, o->model);
     if (tokpath) prov_tokenizer(p, tokpath);
     prov_input(p, cli_display_name(o->text ? o->text : o->ids), b->sha);
+    if (b->upstream) prov_upstream(p, b->upstream);
     if (o->mask) prov_file(p, o->mask);
     prov_opt_str(p, "model", o->model);
     prov_opt_str(p, "tokenizer", tokpath ? tokpath : "");
@@ -474,101 +477,131 @@ static void write_index(attn_writer *w, const char *name, const int *idx, int n,
     h5io_write_i32(attn_writer_file(w), name, 1, &d, idx);
 }
 
-int main(int argc, char **argv) {
-    cli_init(argv[0]);
-    h5io_quiet();
-    static opts o;       /* static: everything main holds stays reachable on error exits */
-    static batch b;
-    parse_args(argc, argv, &o);
-    model_set_threads(o.threads);
+/* Everything one run holds; static in main so error exits leave it reachable (LeakSanitizer). */
+typedef struct {
+    opts o;
+    model *m;
+    batch b;
+    char *tokpath, *provjs;
+    int *li, *hi, nl, nh;        /* selected layers and heads */
+    uint8_t *keep;               /* --mask */
+    attn_writer *w;
+    logits_out lo;
+    float *att, *block, *logits;
+    strbuf rows;
+    double nll_sum;
+    long long nll_n;
+} run;
+
+/* Model, inputs, selections, mask and provenance. */
+static void setup(run *r) {
+    const opts *o = &r->o;
     char err[2048];
-    static model *m;
-    m = model_load(o.model, err, sizeof err);
-    if (!m) die_data(NULL, "%s", err);
-    const model_config *c = &m->cfg;
-    int want_lm = o.nll || o.logits || o.no_attention;
-    if (want_lm && c->family == FAM_BERT)
-        die_usage("%s: bert has no language-model head (no --nll, --logits or --no-attention)", o.model);
-    static char *tokpath;
-    tokpath = o.text ? tokenizer_path(&o) : NULL;
-    if (o.ids)
-        read_ids(&o, m, &b);
+    model_set_threads(o->threads);
+    r->m = model_load(o->model, err, sizeof err);
+    if (!r->m) die_data(NULL, "%s", err);
+    const model_config *c = &r->m->cfg;
+    if ((o->nll || o->logits || o->no_attention) && c->family == FAM_BERT)
+        die_usage("%s: bert has no language-model head (no --nll, --logits or --no-attention)", o->model);
+    r->tokpath = o->text ? tokenizer_path(o) : NULL;
+    if (o->ids)
+        read_ids(o, r->m, &r->b);
     else
-        read_text(&o, m, tokpath, &b);
-    if (b.T > c->max_pos)
-        die_data(o.model, "%d tokens per sequence exceed the model's %d positions", b.T, c->max_pos);
-    if (o.sink >= b.T) die_usage("--sink %d is not below T = %d", o.sink, b.T);
-    static int *li, *hi;
-    li = xmalloc(sizeof(int) * c->n_layer), hi = xmalloc(sizeof(int) * c->n_head);
-    int nl = o.layers ? parse_list("layers", o.layers, c->n_layer, li) : c->n_layer;
-    int nh = o.heads ? parse_list("heads", o.heads, c->n_head, hi) : c->n_head;
-    for (int i = 0; !o.layers && i < nl; i++) li[i] = i;
-    for (int i = 0; !o.heads && i < nh; i++) hi[i] = i;
-    static uint8_t *keep;
-    static char *provjs;
-    keep = o.mask ? read_mask(o.mask, c) : NULL;
-    provjs = make_prov(&o, m, tokpath, &b);
+        read_text(o, r->m, r->tokpath, &r->b);
+    if (r->b.T > c->max_pos)
+        die_data(o->model, "%d tokens per sequence exceed the model's %d positions", r->b.T, c->max_pos);
+    if (o->sink >= r->b.T) die_usage("--sink %d is not below T = %d", o->sink, r->b.T);
+    r->li = xmalloc(sizeof(int) * c->n_layer);
+    r->hi = xmalloc(sizeof(int) * c->n_head);
+    r->nl = o->layers ? parse_list("layers", o->layers, c->n_layer, r->li) : c->n_layer;
+    r->nh = o->heads ? parse_list("heads", o->heads, c->n_head, r->hi) : c->n_head;
+    for (int i = 0; !o->layers && i < r->nl; i++) r->li[i] = i;
+    for (int i = 0; !o->heads && i < r->nh; i++) r->hi[i] = i;
+    r->keep = o->mask ? read_mask(o->mask, c) : NULL;
+    r->provjs = make_prov(o, r->m, r->tokpath, &r->b);
+}
 
-    attn_writer *w = NULL;
-    if (!o.no_attention) {
-        attn_meta meta = {.S = b.S, .L = nl, .H = nh, .T = b.T, .causal = c->causal, .sink = o.sink,
-                          .logprob = 1, .seed = o.ids ? -1 : o.seed};
-        snprintf(meta.model, sizeof meta.model, "%s", o.model);
+/* The attention file (tokens, validity, selected indices) and the logits file, plus buffers
+ * for one batch. */
+static void open_outputs(run *r, int B) {
+    const opts *o = &r->o;
+    const model_config *c = &r->m->cfg;
+    const batch *b = &r->b;
+    size_t tt = (size_t)b->T * b->T;
+    if (!o->no_attention) {
+        attn_meta meta = {.S = b->S, .L = r->nl, .H = r->nh, .T = b->T, .causal = c->causal, .sink = o->sink,
+                          .logprob = 1, .seed = o->ids ? -1 : o->seed};
+        snprintf(meta.model, sizeof meta.model, "%s", o->model);
         snprintf(meta.family, sizeof meta.family, "%s", c->model_type);
-        snprintf(meta.text, sizeof meta.text, "%s", o.text ? o.text : o.ids);
-        w = attn_create(o.out, &meta, provjs);
-        attn_write_tokens(w, b.ids);
-        if (b.padded || !c->causal) attn_write_valid(w, b.valid);
-        write_index(w, "layer_index", li, nl, c->n_layer);
-        write_index(w, "head_index", hi, nh, c->n_head);
+        snprintf(meta.text, sizeof meta.text, "%s", o->text ? o->text : o->ids);
+        r->w = attn_create(o->out, &meta, r->provjs);
+        attn_write_tokens(r->w, b->ids);
+        if (b->padded || !c->causal) attn_write_valid(r->w, b->valid);
+        write_index(r->w, "layer_index", r->li, r->nl, c->n_layer);
+        write_index(r->w, "head_index", r->hi, r->nh, c->n_head);
+        r->att = xmalloc(sizeof(float) * tt * c->n_layer * c->n_head * B);
+        if (r->nh != c->n_head) r->block = xmalloc(sizeof(float) * tt * r->nh);
     }
-    logits_out lo = {0};
-    if (o.logits) logits_open(&lo, o.logits, b.S, b.T, c->vocab, provjs);
+    if (o->logits) logits_open(&r->lo, o->logits, b->S, b->T, c->vocab, r->provjs);
+    if (o->nll || o->logits || o->no_attention) r->logits = xmalloc(sizeof(float) * b->T * (size_t)c->vocab * B);
+}
 
-    size_t tt = (size_t)b.T * b.T, per_seq = tt * c->n_layer * c->n_head;
-    int B = o.batch < b.S ? o.batch : b.S;
-    static float *att, *block, *logits;
-    static strbuf rows;
-    att = w ? xmalloc(sizeof(float) * per_seq * B) : NULL;
-    block = w && nh != c->n_head ? xmalloc(sizeof(float) * tt * nh) : NULL;
-    logits = want_lm ? xmalloc(sizeof(float) * b.T * (size_t)c->vocab * B) : NULL;
-    double nll_sum = 0;
-    long long nll_n = 0;
+/* Forward passes of B sequences at a time; each batch is written before the next. */
+static void run_batches(run *r, int B) {
+    const model_config *c = &r->m->cfg;
+    const batch *b = &r->b;
+    size_t per_seq = (size_t)b->T * b->T * c->n_layer * c->n_head, vT = (size_t)b->T * c->vocab;
     progress pg;
-    progress_begin(&pg, "extract", b.S);
-    for (int s0 = 0; s0 < b.S; s0 += B) {
-        int nb = b.S - s0 < B ? b.S - s0 : B;
-        size_t at = (size_t)s0 * b.T;
-        int rc = model_forward_batch(m, b.ids + at, b.valid + at, nb, b.T, keep, att, logits);
-        if (rc) die_data(o.model, "forward pass failed on sequences %d-%d (code %d)", s0, s0 + nb - 1, rc);
+    progress_begin(&pg, "extract", b->S);
+    for (int s0 = 0; s0 < b->S; s0 += B) {
+        int nb = b->S - s0 < B ? b->S - s0 : B;
+        size_t at = (size_t)s0 * b->T;
+        int rc = model_forward_batch(r->m, b->ids + at, b->valid + at, nb, b->T, r->keep, r->att, r->logits);
+        if (rc) die_data(r->o.model, "forward pass failed on sequences %d-%d (code %d)", s0, s0 + nb - 1, rc);
         for (int k = 0; k < nb; k++) {
-            const float *lk = logits ? logits + (size_t)k * b.T * c->vocab : NULL;
-            if (w) write_blocks(w, s0 + k, att + per_seq * k, c, b.T, li, nl, hi, nh, block);
-            if (lk) nll_seq(&b, s0 + k, c->vocab, lk, o.nll ? &rows : NULL, &nll_sum, &nll_n);
-            if (o.logits) logits_write(&lo, s0 + k, b.T, c->vocab, lk);
+            if (r->w) write_blocks(r->w, s0 + k, r->att + per_seq * k, c, b->T, r->li, r->nl, r->hi, r->nh, r->block);
+            if (!r->logits) continue;
+            nll_seq(b, s0 + k, c->vocab, r->logits + vT * k, r->o.nll ? &r->rows : NULL, &r->nll_sum, &r->nll_n);
+            if (r->o.logits) logits_write(&r->lo, s0 + k, b->T, c->vocab, r->logits + vT * k);
         }
         progress_update(&pg, s0 + nb);
     }
     progress_end(&pg);
-    double ppl = nll_n ? exp(nll_sum / nll_n) : NAN;
-    if (o.nll) write_nll(o.nll, provjs, ppl, nll_n, &rows);
-    if (o.logits) {
-        H5Dclose(lo.dset);
-        h5io_finish(lo.f, o.logits);
+}
+
+/* Commit the outputs; perplexity on stdout unless stdout already carries a file. */
+static void finish(run *r) {
+    const opts *o = &r->o;
+    double ppl = r->nll_n ? exp(r->nll_sum / r->nll_n) : NAN;
+    if (o->nll) write_nll(o->nll, r->provjs, ppl, r->nll_n, &r->rows);
+    if (o->logits) {
+        H5Dclose(r->lo.dset);
+        h5io_finish(r->lo.f, o->logits);
     }
-    if (w) attn_finish(w);
-    if (want_lm && (o.no_attention || !cli_is_stdio(o.out)) && !(o.nll && cli_is_stdio(o.nll))) printf("perplexity\t%.6f\n", ppl);
-    sb_free(&rows);
-    free(att);
-    free(block);
-    free(logits);
-    free(keep);
-    free(li);
-    free(hi);
-    free(provjs);
-    free(tokpath);
-    free(b.ids);
-    free(b.valid);
-    model_free(m);
+    if (r->w) attn_finish(r->w);
+    int stdout_busy = (r->w && cli_is_stdio(o->out)) || (o->nll && cli_is_stdio(o->nll)) ||
+                      (o->logits && cli_is_stdio(o->logits));
+    if (r->logits && !stdout_busy) printf("perplexity\t%.6f\n", ppl);
+}
+
+static void run_free(run *r) {
+    void *p[] = {r->att, r->block, r->logits, r->keep, r->li, r->hi, r->provjs, r->tokpath, r->b.ids, r->b.valid,
+                 r->b.upstream};
+    for (size_t i = 0; i < sizeof p / sizeof p[0]; i++) free(p[i]);
+    sb_free(&r->rows);
+    model_free(r->m);
+}
+
+int main(int argc, char **argv) {
+    static run r;
+    cli_init(argv[0]);
+    h5io_quiet();
+    parse_args(argc, argv, &r.o);
+    setup(&r);
+    int B = r.o.batch < r.b.S ? r.o.batch : r.b.S;
+    open_outputs(&r, B);
+    run_batches(&r, B);
+    finish(&r);
+    run_free(&r);
     return 0;
 }

@@ -184,4 +184,11 @@ print(("ok" if ok else "not ok") + " - stories260K: .bin and .gguf give the same
 ppl = float([l for l in open(T + "/st.nll") if l.startswith("# perplexity")][0].split("\t")[1])
 print(("ok" if 1.5 < ppl < 30 else "not ok") + f" - stories260K perplexity on a story is plausible ({ppl:.2f})")
 EOF2
+    # --ids written by sample: its provenance line becomes the upstream record
+    "$BIN/sample" --model "$ST/stories260K.bin" -n 2 --steps 12 --seed 3 "$T/st.ids" &&
+        "$BIN/extract" --model "$ST/stories260K.bin" --ids "$T/st.ids" "$T/st_ids.h5"
+    check "--ids from sample: sample's provenance kept as upstream" $PYTHON -c "
+import h5py, json, sys
+p = json.loads(h5py.File(sys.argv[1], 'r').attrs['provenance'])
+assert p['upstream'][0]['program'] == 'sample' and p['inputs'][-1]['name'].endswith('st.ids')" "$T/st_ids.h5"
 fi

@@ -7,6 +7,8 @@ source tests/lib.sh
 if [ ! -x "$BIN/tabulate" ]; then ok "paper # SKIP $BIN/tabulate not built"; exit 0; fi
 if ! command -v gnuplot >/dev/null; then ok "paper # SKIP gnuplot not installed"; exit 0; fi
 G=tests/golden/paper
+# run make afresh, not as a child of `make test` (whose command-line variables would leak in)
+unset MAKEFLAGS MFLAGS MAKELEVEL
 paper() {   # paper OUT [MAKE ARGS...]: make the paper of the fixtures into OUT
     local out=$1; shift
     make --no-print-directory -f pipelines/paper.mk paper R=$G PAPER_DIR="$out" PROFILE=quick \

@@ -315,17 +315,19 @@ def read_conf(path):
     return tau
 
 
+MODEL_FILE_EXT = (".bin", ".gguf", ".safetensors", ".json", ".pt")
+
+
 def short_model(ident):
-    """A model's short name from its identity (a path such as results/quick/models/NAME or
-    ../shared/data/models/NAME/NAME.bin)."""
+    """A model's short name from its identity: a folder (results/quick/models/NAME, or an HF
+    folder such as models/qwen2.5-0.5b) or a file inside the model's folder
+    (../shared/data/models/NAME/NAME.bin)."""
     parts = [q for q in ident.rstrip("/").split("/") if q]
     if not parts:
         return ident
-    last = parts[-1]
-    if "." in last and len(parts) > 1:      # a file inside the model's own folder
-        stem = os.path.splitext(last)[0]
-        return stem if stem == parts[-2] or len(parts) < 2 else parts[-2]
-    return last
+    if len(parts) > 1 and parts[-1].endswith(MODEL_FILE_EXT):
+        return parts[-2]
+    return parts[-1]
 
 
 def cmd_regime(out, args):
@@ -434,8 +436,8 @@ def sec_reversal(doc, d, sinks):
     if lo[0] >= 17 and hi[0] <= 47:
         verdict = "All classical rates fall inside the paper's range."
     elif inside:
-        verdict = ("%d of %d classical rates fall inside the paper's 17–47%% range; the rest lie %s."
-                   % (len(inside), len(cl), "below it" if all(c[0] <= 47 for c in cl)
+        verdict = ("%d of %d classical rates %s inside the paper's 17–47%% range; the rest lie %s."
+                   % (len(inside), len(cl), "falls" if len(inside) == 1 else "fall", "below it" if all(c[0] <= 47 for c in cl)
                       else "outside it"))
     elif hi[0] < 17:
         verdict = "Every classical rate is below the paper's range."
@@ -564,18 +566,24 @@ def sec_ari(doc, d, sinks):
         s += ("In %s the conventions disagree as completely as in the paper (both ARIs ≤ 0.05). "
               % listing([(m, msink(m)) for m in agree]) if all(m in sinks for m in agree) else
               "In %s the conventions disagree as completely as in the paper. " % ", ".join(agree))
-    if more:
-        s += ("In %s they agree more than in the paper. " %
-              (listing([(m, msink(m)) for m in more]) if all(m in sinks for m in more)
-               else ", ".join(more)))
-        sk = {r["model"]: num(r["%s vs %s" % ARI_PAIRS[2]]) for r in rows}
-        if all(sk[m] <= 0.5 for m in more):
-            s += ("There the keep-sink partition is not a sink-mass partition (ARI with the "
-                  "sink-only clustering %s), so dropping the sink changes it little: the sinks are "
-                  "too weak or too alike to organise the heads. " % rng([sk[m] for m in more], f3))
-        else:
-            s += ("Their keep-sink partition follows sink mass only partly (ARI with the sink-only "
-                  "clustering %s). " % rng([sk[m] for m in more], f3))
+    sk = {r["model"]: num(r["%s vs %s" % ARI_PAIRS[2]]) for r in rows}
+    kk = {r["model"]: int(num(r["k"])) for r in rows}
+    named = lambda ms: (listing([(m, msink(m)) for m in ms]) if all(m in sinks for m in ms)
+                        else ", ".join(ms))
+    weak = [m for m in more if not sk[m] > 0.5]
+    sinky = [m for m in more if sk[m] > 0.5]
+    if weak:
+        s += ("In %s they agree more than in the paper, and the JS-keep partition is not a "
+              "sink-mass partition (ARI with the sink-only clustering %s): the sinks are too weak or "
+              "too alike to organise the heads, so dropping the sink changes little. " %
+              (named(weak), rng([sk[m] for m in weak], f3)))
+    for m in sinky:
+        heads = int(num(sinks[m]["heads"])) if m in sinks else 0
+        s += ("In %s the JS-keep partition does follow the sink-only clustering (ARI %.2f), yet "
+              "dropping the sink leaves it (ARI %.2f)%s. " %
+              (named([m]), sk[m], conv_of[m][0],
+               "; with only %d heads in %d clusters the partitions are coarse" % (heads, kk[m])
+               if 0 < heads < 3 * kk[m] else ""))
     ones = [x for x in col(ARI_PAIRS[3]) if not math.isnan(x)]
     if ones:
         s += ("d_A⊥ computed either way gives the same partition (ARI 1), as it must."
@@ -645,14 +653,16 @@ def sec_prune(doc, d):
         s += ("JS-keep pruning blows up perplexity (more than ×10) in %s, as in the paper."
               % ", ".join(big))
     else:
-        s += ("Nothing here approaches the paper's ×137: these models have few heads and weak sinks, "
-              "so the JS order is not drawn to the sink-dominated heads whose removal hurts a "
-              "large model%s." % (" (here the pruning orders often pick the same heads, hence "
-                                 "equal perplexities)" if equal else ""))
+        sinks = sink_profile(d)
+        hs = [int(num(sinks[m]["heads"])) for m in models if m in sinks]
+        strong = [m for m in models if m in sinks and num(sinks[m]["max_sink"]) > 0.5]
+        s += ("Nothing here approaches the paper's ×137 (largest ×%.2f). These models have %s heads "
+              "and %s, so a JS order has few sink-dominated heads to be drawn to" %
+              (max(ratios_js), rng(hs, lambda x: "%d" % x) if hs else "few",
+               "no head with sink mass above 0.5" if not strong else
+               "heads with sink mass above 0.5 only in %s" % ", ".join(strong)))
+        s += ("; the orders often pick the same heads, hence equal perplexities." if equal else ".")
     doc.add(s, "")
-
-
-PAPER_SHARE = {"pythia-70m": 30, "pythia-1b": 95, "pythia-1.4b": 79}
 
 
 def sec_collapse(doc, d):
@@ -733,13 +743,21 @@ def sec_train(doc, d):
          (rng([num(r["val_loss"]) for r in rows], lambda x: "%.3f" % x),
           rng([num(r["val_bits_per_byte"]) for r in rows], lambda x: "%.3f" % x),
           rng(ms, lambda x: "%.3f" % x), rng([num(r["max_sink"]) for r in rows], lambda x: "%.3f" % x)))
-    if ms and max(ms) < 0.3:
-        s += ("The paper's models are trained far longer on far more text, and most of their heads "
-              "put most of their attention on the sink; these put little there, which is the main "
-              "reason the sink-driven effects above are smaller here.")
+    strong = [(r["model"], num(r["max_sink"])) for r in rows if num(r["max_sink"]) > 0.5]
+    s += ("The paper's models are trained far longer on far more text, and most of their heads put "
+          "most of their attention on the sink; ")
+    if not strong:
+        s += ("no head here does (largest %s), which is the main reason the sink-driven effects "
+              "above are smaller here." % rng([num(r["max_sink"]) for r in rows], lambda x: "%.3f" % x))
     else:
-        s += ("Some of these models put a sizeable share of their attention on the sink, like the "
-              "paper's models.")
+        s += "here only %s %s heads like that" % (", ".join(m for m, _ in strong),
+                                                  "has" if len(strong) == 1 else "have")
+        head, rev = load(d, "reversal")
+        if rev:   # is a strong-sink model the one with the highest classical flip rate?
+            top = max((num(r[m]), m) for r in rev if r["metric"] in CLASSICAL for m in head[1:])
+            if top[1] in [m for m, _ in strong]:
+                s += ", and %s has the highest classical flip rate above (%s)" % (top[1], pct(top[0]))
+        s += "."
     doc.add(s, "")
 
 

@@ -323,6 +323,7 @@ const float *st_f32(st_set *s, const st_tensor *t, char *err, size_t errlen) {
              t->name, t->dtype);
         return NULL;
     }
+    /* in place: the file is little-endian like every host this builds on (x86-64, arm64) */
     if (f32 && ((uintptr_t)t->data % sizeof(float)) == 0) return (const float *)(const void *)t->data;
     float *out = xmalloc(sizeof *out * (size_t)(t->numel ? t->numel : 1));
     if (f32) {
