@@ -221,6 +221,9 @@ static void write_meta(hid_t f, const attn_meta *m, const char *prov) {
     h5io_attr_str(f, "/", "provenance", prov ? prov : "{}");
 }
 
+static int g_deflate = 1;
+void attn_set_deflate(int level) { g_deflate = level < 0 ? 0 : level > 9 ? 9 : level; }
+
 attn_writer *attn_create(const char *path, const attn_meta *m, const char *prov) {
     attn_writer *w = xcalloc(1, sizeof *w);
     w->path = xstrdup(path);
@@ -231,8 +234,10 @@ attn_writer *attn_create(const char *path, const attn_meta *m, const char *prov)
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
     H5Pset_obj_track_times(dcpl, 0);
     H5Pset_chunk(dcpl, 5, chunk);
-    H5Pset_shuffle(dcpl);
-    H5Pset_deflate(dcpl, 1);
+    if (g_deflate > 0) {
+        H5Pset_shuffle(dcpl);
+        H5Pset_deflate(dcpl, g_deflate);
+    }
     float fill = m->logprob ? -INFINITY : 0.0f;
     H5Pset_fill_value(dcpl, H5T_NATIVE_FLOAT, &fill);
     hid_t sp = H5Screate_simple(5, dims, NULL);

@@ -64,6 +64,9 @@ int attn_gather_row_open(const attn_meta *m, const uint8_t *valid_s, const float
 typedef struct attn_writer attn_writer;
 /* provenance: JSON (prov_json); the writer stores it as the file's "provenance" attribute. */
 attn_writer *attn_create(const char *path, const attn_meta *m, const char *provenance);
+/* Deflate level (0 = none, 1..9) of attention files created after the call; default 1.
+ * Level 0 trades about twice the file size for about 40% less writing time. */
+void attn_set_deflate(int level);
 void attn_write_block(attn_writer *w, int s, int l, const float *buf);
 void attn_write_tokens(attn_writer *w, const int32_t *tokens);  /* S*T */
 void attn_write_valid(attn_writer *w, const uint8_t *valid);    /* S*T, optional */
