@@ -1,9 +1,9 @@
 # Entropy collapse over training (METHODS §5.5): every checkpoint of each trained model is run on
 # the same token windows, and `collapse` splits the entropy change into sink and content parts.
 define COLLAPSE_template
-$(R)/tables/collapse-$(1).tsv: $(R)/models/$(1)/.done $(KJV_VALID) $(BIN)/extract $(BIN)/collapse
+$(R)/tables/collapse-$(1).tsv $(R)/plots/collapse-$(1).tsv &: $(R)/models/$(1)/.done $(KJV_VALID) $(BIN)/extract $(BIN)/collapse
 	@mkdir -p $(R)/tables $(R)/plots $(R)/collapse/$(1)
-	pipelines/collapse.sh $(BIN) $(R)/models/$(1) $(R)/collapse/$(1) $$@ $(R)/plots/collapse-$(1).tsv \
+	pipelines/collapse.sh $(BIN) $(R)/models/$(1) $(R)/collapse/$(1) $(R)/tables/collapse-$(1).tsv $(R)/plots/collapse-$(1).tsv \
 	    --text $(KJV_VALID) -S $(NSEQ) -T $(TOKENS) --seed 1
 
 $(R)/tables/train-$(1).tsv: $(R)/models/$(1)/.done

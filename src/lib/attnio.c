@@ -139,16 +139,23 @@ static const char *check_row(const float *row, const attn_meta *m, const uint8_t
     return NULL;
 }
 
-void attn_read_block_raw(attn_reader *r, int s, int l, float *buf) {
-    const attn_meta *m = &r->m;
+/* One (s, l) block of H×T×T floats through a hyperslab: the unit of every attention read and
+ * write (one chunk, so one decompression or compression per call). */
+static herr_t block_io(hid_t dset, const attn_meta *m, int s, int l, float *buf, int write) {
     hsize_t start[5] = {s, l, 0, 0, 0}, count[5] = {1, 1, m->H, m->T, m->T};
-    hid_t fs = H5Dget_space(r->dset);
+    hid_t fs = H5Dget_space(dset);
     H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL);
     hid_t ms = H5Screate_simple(5, count, NULL);
-    herr_t e = H5Dread(r->dset, H5T_NATIVE_FLOAT, ms, fs, H5P_DEFAULT, buf);
+    herr_t e = write ? H5Dwrite(dset, H5T_NATIVE_FLOAT, ms, fs, H5P_DEFAULT, buf)
+                     : H5Dread(dset, H5T_NATIVE_FLOAT, ms, fs, H5P_DEFAULT, buf);
     H5Sclose(ms);
     H5Sclose(fs);
-    if (e < 0) die_data(r->path, "cannot read attention block (sequence %d, layer %d): truncated or corrupt", s, l);
+    return e;
+}
+
+void attn_read_block_raw(attn_reader *r, int s, int l, float *buf) {
+    if (block_io(r->dset, &r->m, s, l, buf, 0) < 0)
+        die_data(r->path, "cannot read attention block (sequence %d, layer %d): truncated or corrupt", s, l);
 }
 
 void attn_read_block(attn_reader *r, int s, int l, float *buf) {
@@ -249,15 +256,8 @@ attn_writer *attn_create(const char *path, const attn_meta *m, const char *prov)
 }
 
 void attn_write_block(attn_writer *w, int s, int l, const float *buf) {
-    const attn_meta *m = &w->m;
-    hsize_t start[5] = {s, l, 0, 0, 0}, count[5] = {1, 1, m->H, m->T, m->T};
-    hid_t fs = H5Dget_space(w->dset);
-    H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL);
-    hid_t ms = H5Screate_simple(5, count, NULL);
-    herr_t e = H5Dwrite(w->dset, H5T_NATIVE_FLOAT, ms, fs, H5P_DEFAULT, buf);
-    H5Sclose(ms);
-    H5Sclose(fs);
-    if (e < 0) die_data(w->path, "cannot write attention block (sequence %d, layer %d)", s, l);
+    if (block_io(w->dset, &w->m, s, l, (float *)buf, 1) < 0)
+        die_data(w->path, "cannot write attention block (sequence %d, layer %d)", s, l);
 }
 
 void attn_write_tokens(attn_writer *w, const int32_t *tokens) {

@@ -53,6 +53,12 @@ void die_data(const char *file, const char *fmt, ...) {
     exit(EXIT_DATA);
 }
 
+void cli_err_prefix(char *err, size_t errlen, const char *path) {
+    char tmp[1024];
+    snprintf(tmp, sizeof tmp, "%s", err);
+    snprintf(err, errlen, "%s: %s", path, tmp);
+}
+
 long cli_parse_long(const char *opt, const char *s, long lo, long hi) {
     char *end;
     errno = 0;

@@ -17,7 +17,9 @@ const char *cli_prog(void);
 _Noreturn void die_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "prog: file: msg", exit 1; removes every uncommitted output file first */
 _Noreturn void die_data(const char *file, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void cli_print_version(void);             /* "prog (attncoda) 0.1.0" on stdout */
+void cli_print_version(void);
+/* Prefix a loader's error message with the file it concerns: "path: message" in place. */
+void cli_err_prefix(char *err, size_t errlen, const char *path);             /* "prog (attncoda) 0.1.0" on stdout */
 
 /* Strict number parsing for options; bad values are usage errors naming the option. */
 long   cli_parse_long(const char *opt, const char *s, long lo, long hi);

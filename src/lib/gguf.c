@@ -478,13 +478,6 @@ int gguf_tensor_f32(const gguf_file *g, const gguf_tensor *t, float *out, char *
 }
 
 
-/* Loader errors name the file first ("path: what"), as every attncoda loader does. */
-static void gguf_err_path(char *err, size_t errlen, const char *path)
-{
-    char tmp[1024];
-    snprintf(tmp, sizeof tmp, "%s", err);
-    snprintf(err, errlen, "%s: %s", path, tmp);
-}
 
 /* ================================ model_load_gguf ================================ */
 typedef struct {
@@ -795,7 +788,7 @@ model *model_load_gguf(const char *path, char *err, size_t errlen)
     err[0] = 0;
     gguf_file *g = gguf_open(path, err, errlen);
     if (!g) {
-        gguf_err_path(err, errlen, path);
+        cli_err_prefix(err, errlen, path);
         return NULL;
     }
     uint64_t alen;
@@ -807,7 +800,7 @@ model *model_load_gguf(const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "general.architecture '%s' is not supported (llama, qwen2, gpt2 are)",
                  a ? arch : "(missing)");
         gguf_close(g);
-        gguf_err_path(err, errlen, path);
+        cli_err_prefix(err, errlen, path);
         return NULL;
     }
     model *m = calloc(1, sizeof *m);
@@ -824,7 +817,7 @@ model *model_load_gguf(const char *path, char *err, size_t errlen)
     if (rc < 0) {
         gguf_release(m);
         free(m);
-        gguf_err_path(err, errlen, path);
+        cli_err_prefix(err, errlen, path);
         return NULL;
     }
     snprintf(m->source, sizeof m->source, "%s", path);

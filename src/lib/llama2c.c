@@ -160,13 +160,6 @@ static void make_inv_freq(model_config *c, l2c_owner *o)
 }
 
 
-/* Loader errors name the file first ("path: what"), as every attncoda loader does. */
-static void l2c_err_path(char *err, size_t errlen, const char *path)
-{
-    char tmp[1024];
-    snprintf(tmp, sizeof tmp, "%s", err);
-    snprintf(err, errlen, "%s: %s", path, tmp);
-}
 
 model *model_load_llama2c(const char *path, char *err, size_t errlen)
 {
@@ -220,6 +213,6 @@ model *model_load_llama2c(const char *path, char *err, size_t errlen)
 out:
     fclose(f);
     if (!m)
-        l2c_err_path(err, errlen, path);
+        cli_err_prefix(err, errlen, path);
     return m;
 }

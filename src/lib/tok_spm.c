@@ -6,6 +6,7 @@
  * that O(n log n) while choosing exactly the pairs llama2.c's quadratic scan chooses.
  * Pieces are stored with spaces: GGUF's U+2581 "▁" is turned into ' ' at load, as llama2.c's
  * exporter does for tok*.bin. */
+#include "cli.h"
 #include "tok.h"
 #include "gguf.h"
 #include <errno.h>
@@ -353,13 +354,6 @@ static tok *spm_wrap(spm *s, int bos, int eos, int pad)
     return t;
 }
 
-/* Loader errors name the file first ("path: what"), as every attncoda loader does. */
-static void spm_err_path(char *err, size_t errlen, const char *path)
-{
-    char tmp[1024];
-    snprintf(tmp, sizeof tmp, "%s", err);
-    snprintf(err, errlen, "%s: %s", path, tmp);
-}
 
 /* ---- llama2.c tok*.bin: int32 max_token_length, then per token float score, int32 len,
  * bytes. The count is not stored: tokens run to the end of the file. ---- */
@@ -404,7 +398,7 @@ tok *tok_load_llama2c(const char *path, char *err, size_t errlen)
                  bad ? "bad header or truncated token record" : "fewer than 3 tokens");
         s->n = n;
         spm_destroy(s);
-        spm_err_path(err, errlen, path);
+        cli_err_prefix(err, errlen, path);
         return NULL;
     }
     /* llama2.c's convention: 0 <unk>, 1 BOS, 2 EOS. */
@@ -457,7 +451,7 @@ tok *tok_load_gguf(const char *path, char *err, size_t errlen)
 {
     gguf_file *g = gguf_open(path, err, errlen);
     if (!g) {
-        spm_err_path(err, errlen, path);
+        cli_err_prefix(err, errlen, path);
         return NULL;
     }
     uint64_t mlen;
@@ -467,14 +461,14 @@ tok *tok_load_gguf(const char *path, char *err, size_t errlen)
                  "SentencePiece BPE; give --tokenizer a tokenizer.json instead)",
                  model ? (int)(mlen < 64 ? mlen : 64) : 9, model ? model : "(missing)");
         gguf_close(g);
-        spm_err_path(err, errlen, path);
+        cli_err_prefix(err, errlen, path);
         return NULL;
     }
     spm *s = calloc(1, sizeof *s);
     if (gguf_spm_fill(g, s, err, errlen) < 0) {
         gguf_close(g);
         spm_destroy(s);
-        spm_err_path(err, errlen, path);
+        cli_err_prefix(err, errlen, path);
         return NULL;
     }
     int bos = gguf_special(g, "tokenizer.ggml.bos_token_id", 1);
