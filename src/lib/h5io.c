@@ -300,8 +300,6 @@ hid_t h5io_chunked_f64(hid_t f, const char *name, int rank, const hsize_t *dims,
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
     H5Pset_obj_track_times(dcpl, 0);
     H5Pset_chunk(dcpl, rank, chunk);
-    H5Pset_shuffle(dcpl);
-    H5Pset_deflate(dcpl, 1);
     double nan = NAN;
     H5Pset_fill_value(dcpl, H5T_NATIVE_DOUBLE, &nan);
     hid_t sp = H5Screate_simple(rank, dims, NULL);

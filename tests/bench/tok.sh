@@ -12,7 +12,8 @@ bytes=$(wc -c <"$t/kjv.txt")
 secs() { local t0 t1; t0=$(date +%s.%N); "$@" >/dev/null || return 1; t1=$(date +%s.%N); echo "$t1 - $t0" | bc -l; }
 printf 'tok: KJV %d bytes, %d lines\n' "$bytes" "$(wc -l <"$t/kjv.txt")"
 for d in gpt2 pythia qwen2 llama3 bert-base-uncased; do
-    load=$(secs "$BIN/tokenize" --info -t "$TK/$d") || { echo "tok: $d failed"; continue; }
+    "$BIN/tokenize" --info -t "$TK/$d" >/dev/null 2>&1 || { echo "tok: $d failed"; continue; }   # warm the page cache
+    load=$(secs "$BIN/tokenize" --info -t "$TK/$d")
     "$BIN/tokenize" --no-header -w -t "$TK/$d" "$t/kjv.txt" >"$t/ids"
     n=$(wc -w <"$t/ids")
     whole=$(secs "$BIN/tokenize" --no-header -w -t "$TK/$d" "$t/kjv.txt")
