@@ -5,6 +5,7 @@
 #   make bench    speed figures (printed, never asserted)
 #   make sanitize the test suite under ASan+UBSan
 .DELETE_ON_ERROR:
+.SECONDARY:
 .SUFFIXES:
 SHELL := /bin/bash
 
