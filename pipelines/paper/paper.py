@@ -407,6 +407,17 @@ def sink_profile(d):
     return {r["model"]: r for r in rows} if rows else {}
 
 
+
+def section(doc, d, title, name, missing):
+    """A section's heading, then its table `name`, or the sentence saying the table is missing."""
+    doc.add(title, "")
+    head, rows = load(d, name)
+    if rows:
+        doc.table(name)
+    else:
+        doc.add(missing, "")
+    return head, rows
+
 def sec_reversal(doc, d, sinks):
     doc.add("## 1. Reversal rate of the closer-head verdict (METHODS §5.1)", "")
     head, rows = load(d, "reversal")
@@ -473,12 +484,9 @@ def sec_reversal(doc, d, sinks):
 
 
 def sec_theorem1(doc, d):
-    doc.add("## 2. Theorem 1: reversal region on a synthetic grid (METHODS §5.2)", "")
-    head, rows = load(d, "theorem1")
+    head, rows = section(doc, d, "## 2. Theorem 1: reversal region on a synthetic grid (METHODS §5.2)", "theorem1", "No Theorem-1 table was produced.")
     if not rows:
-        doc.add("No Theorem-1 table was produced.", "")
         return
-    doc.table("theorem1")
     by = {r["metric"]: r for r in rows}
     cl = [(num(by[m]["region_share"]), m) for m in CLASSICAL if m in by]
     s = "**Paper:** every classical metric reverses on a set of positive measure; d_A⊥ never does. "
@@ -497,12 +505,9 @@ def sec_theorem1(doc, d):
 
 
 def sec_band(doc, d):
-    doc.add("## 3. Band collapse of classical dissimilarities (METHODS §5.2)", "")
-    head, rows = load(d, "band")
+    head, rows = section(doc, d, "## 3. Band collapse of classical dissimilarities (METHODS §5.2)", "band", "No band table was produced.")
     if not rows:
-        doc.add("No band table was produced.", "")
         return
-    doc.table("band")
     doc.figure("band", "range (min to max over random pairs) of each dissimilarity against the "
                "shared sink mass s; classical metrics collapse, d_A⊥ does not")
     holds = all(r["bound_holds"] == "1" for r in rows)
@@ -526,12 +531,9 @@ def sec_band(doc, d):
 
 
 def sec_identities(doc, d):
-    doc.add("## 4. Identity checks (METHODS §2–§3)", "")
-    head, rows = load(d, "identities")
+    head, rows = section(doc, d, "## 4. Identity checks (METHODS §2–§3)", "identities", "No identity table was produced.")
     if not rows:
-        doc.add("No identity table was produced.", "")
         return
-    doc.table("identities")
     passed = sum(1 for r in rows if r["pass"] == "1")
     worst = max(rows, key=lambda r: num(r["max_rel_err"]))
     doc.add("%d of %d identities hold to the 1e-9 relative tolerance on random extreme rows; the "
@@ -541,12 +543,9 @@ def sec_identities(doc, d):
 
 
 def sec_ari(doc, d, sinks):
-    doc.add("## 5. Clustering: ARI between conventions (METHODS §5.3)", "")
-    head, rows = load(d, "ari")
+    head, rows = section(doc, d, "## 5. Clustering: ARI between conventions (METHODS §5.3)", "ari", "No clustering tables were produced.")
     if not rows:
-        doc.add("No clustering tables were produced.", "")
         return
-    doc.table("ari")
     for r in rows:
         doc.figure("mds-" + r["model"], "%s: classical MDS of the heads under JS keep, JS drop "
                    "and d_A⊥, coloured by head mean sink mass" % r["model"])
@@ -593,12 +592,9 @@ def sec_ari(doc, d, sinks):
 
 
 def sec_prune(doc, d):
-    doc.add("## 6. Pruning by redundancy (METHODS §5.4)", "")
-    head, rows = load(d, "prune")
+    head, rows = section(doc, d, "## 6. Pruning by redundancy (METHODS §5.4)", "prune", "No pruning tables were produced.")
     if not rows:
-        doc.add("No pruning tables were produced.", "")
         return
-    doc.table("prune")
     models = []
     for r in rows:
         if r["model"] not in models:
@@ -666,12 +662,9 @@ def sec_prune(doc, d):
 
 
 def sec_collapse(doc, d):
-    doc.add("## 7. Entropy collapse over training (METHODS §5.5)", "")
-    head, rows = load(d, "collapse")
+    head, rows = section(doc, d, "## 7. Entropy collapse over training (METHODS §5.5)", "collapse", "No entropy-collapse tables were produced (no trained model with checkpoints).")
     if not rows:
-        doc.add("No entropy-collapse tables were produced (no trained model with checkpoints).", "")
         return
-    doc.table("collapse")
     for r in rows:
         doc.figure("collapse-" + r["model"], "%s: mean attention entropy H over training and its "
                    "parts H_b(s) (sink) and (1−s)H(π) (content)" % r["model"])
@@ -731,12 +724,9 @@ def sec_regime(doc, d):
 
 
 def sec_train(doc, d):
-    doc.add("## 9. Trained models: validation loss and sink profile", "")
-    head, rows = load(d, "train")
+    head, rows = section(doc, d, "## 9. Trained models: validation loss and sink profile", "train", "No training reports were produced.")
     if not rows:
-        doc.add("No training reports were produced.", "")
         return
-    doc.table("train")
     ms = [num(r["mean_sink"]) for r in rows]
     s = ("Byte-level models trained on the King James Bible reach validation losses of %s "
          "nats/byte (%s bits/byte); their heads' mean sink mass is %s, the largest head's %s. " %
