@@ -5,7 +5,6 @@
 #   make bench    speed figures (printed, never asserted)
 #   make sanitize the test suite under ASan+UBSan
 .DELETE_ON_ERROR:
-.SECONDARY:
 .SUFFIXES:
 SHELL := /bin/bash
 
@@ -34,6 +33,9 @@ PROG_SRC := $(wildcard src/*.c)
 PROGS    := $(patsubst src/%.c,$(BIN)/%,$(PROG_SRC))
 UNIT_SRC := $(wildcard tests/unit/*.c)
 UNITS    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
+# Object files are kept: deleting them as intermediates would make the next make relink every
+# program and so redo every result that depends on one.
+.SECONDARY: $(patsubst src/%.c,$(BUILD)/prog/%.o,$(PROG_SRC)) $(patsubst %,%.o,$(UNITS))
 
 .PHONY: build deps test unit sanitize bench clean distclean all check
 build: $(PROGS) $(UNITS)
