@@ -13,7 +13,7 @@ corpus: $(KJV_TRAIN) $(KJV_VALID)
 
 $(KJV_TRAIN): REFS := $(KJV_TRAIN_REFS)
 $(KJV_VALID): REFS := $(KJV_VALID_REFS)
-$(KJV_TRAIN) $(KJV_VALID): pipelines/corpus.mk
+$(KJV_TRAIN) $(KJV_VALID): pipelines/corpus.mk | $(DEPS_OK)
 	@mkdir -p $(@D)
 	set -o pipefail; bible -f $(REFS) | sed 's/^[^ ]* //' > $@.tmp
 	@test -s $@.tmp || { echo "corpus: $@: bible printed nothing (is bible-kjv installed?)" >&2; rm -f $@.tmp; exit 1; }
