@@ -176,8 +176,6 @@ static void read_ids(const opts *o, const model *m, batch *b) {
     static int32_t *all;
     buf = (char *)cli_slurp(o->ids, &len);
     cli_sha256_hex(buf, len, b->sha);
-    buf = xrealloc(buf, len + 1);
-    buf[len] = 0;
     int cap = 0, nseq = 0;
     size_t nall = 0, allcap = 0;
     char *save = NULL;
@@ -321,8 +319,6 @@ static uint8_t *read_mask(const char *path, const model_config *c) {
     size_t len;
     static char *buf;   /* static: reachable on error exits */
     buf = (char *)cli_slurp(path, &len);
-    buf = xrealloc(buf, len + 1);
-    buf[len] = 0;
     static uint8_t *keep;
     keep = xmalloc((size_t)c->n_layer * c->n_head);
     memset(keep, 1, (size_t)c->n_layer * c->n_head);

@@ -102,8 +102,6 @@ static tols read_tols(const char *path) {
     if (!path) return ts;
     size_t len;
     char *buf = (char *)cli_slurp(path, &len), *save = NULL;
-    buf = xrealloc(buf, len + 1);
-    buf[len] = 0;
     int lineno = 0;
     for (char *ln = strtok_r(buf, "\n", &save); ln; ln = strtok_r(NULL, "\n", &save)) {
         lineno++;

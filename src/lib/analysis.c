@@ -354,8 +354,6 @@ static char **split_tabs(char *line, int *n) {
 tsv_table *tsv_read(const char *path) {
     size_t len;
     char *buf = (char *)cli_slurp(path, &len);
-    buf = xrealloc(buf, len + 1);
-    buf[len] = 0;
     if (memchr(buf, 0, len)) die_data(path, "not a text table (NUL byte)");
     tsv_table *t = xcalloc(1, sizeof *t);
     t->path = xstrdup(path);

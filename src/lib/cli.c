@@ -102,6 +102,8 @@ unsigned char *cli_slurp(const char *path, size_t *len) {
     }
     if (ferror(f)) die_data(path, "read error: %s", strerror(errno));
     if (f != stdin) fclose(f);
+    if (n == cap) buf = xrealloc(buf, cap + 1);
+    buf[n] = 0;
     *len = n;
     return buf;
 }

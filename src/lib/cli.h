@@ -26,7 +26,8 @@ long   cli_parse_long(const char *opt, const char *s, long lo, long hi);
 double cli_parse_double(const char *opt, const char *s, double lo, double hi);
 uint64_t cli_parse_u64(const char *opt, const char *s);
 
-/* Whole input in memory ("-" = stdin). Returns malloc'd bytes; dies with exit 1 on failure. */
+/* Whole input in memory ("-" = stdin). Returns malloc'd bytes followed by a NUL (not counted
+ * in *len), so text callers can parse it as a string; dies with exit 1 on failure. */
 unsigned char *cli_slurp(const char *path, size_t *len);
 int cli_is_stdio(const char *path);       /* path is "-" */
 const char *cli_display_name(const char *path); /* "-" shows as "(stdin)" */

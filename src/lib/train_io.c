@@ -108,8 +108,6 @@ void tr_recipe_load(tr_recipe *r, const char *path) {
     recipe_defaults(r);
     size_t len;
     char *text = (char *)cli_slurp(path, &len);
-    text = xrealloc(text, len + 1);
-    text[len] = 0;
     int ln = 0;
     for (char *save = NULL, *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         ln++;
