@@ -1,9 +1,9 @@
 /* train: fit a small GPT-2- or Llama-style byte-level model on a text file (the King James Bible
  * in the pipeline) and save it, with log-spaced checkpoints, as Hugging Face model directories. */
 #include "cli.h"
+#include "detmath.h"
 #include "train_io.h"
 #include "train_model.h"
-#include <cblas.h>
 #include <getopt.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>
@@ -34,8 +34,9 @@ static const char *USAGE =
     "  --out DIR          output directory (created)\n"
     "  --steps N          override the profile's number of updates\n"
     "  --seed N           override the recipe seed (initialisation and batches)\n"
-    "  --threads N        OpenMP threads (default: OMP_NUM_THREADS or all cores). Results are\n"
-    "                     bit-identical for the same inputs, options and thread count.\n"
+    "  --threads N        OpenMP threads (default: OMP_NUM_THREADS or all cores). The outputs are\n"
+    "                     bit-identical for any thread count and on any x86-64 CPU (so the count\n"
+    "                     is not recorded in them; docs/TRAIN.md, Determinism).\n"
     "  --log-every N      training-loss lines in train-log.tsv every N updates (default 10)\n"
     "  --no-checkpoints   save only the final model\n"
     "  --help, --version\n"
@@ -120,7 +121,7 @@ static double lr_at(const tr_recipe *r, long step, long steps) {
     if (step < r->warmup) return r->lr * (step + 1) / r->warmup;
     double span = steps - r->warmup, p = span > 0 ? (step - r->warmup) / span : 1;
     if (p > 1) p = 1;
-    return lo + 0.5 * (r->lr - lo) * (1 + cos(M_PI * p));
+    return lo + 0.5 * (r->lr - lo) * (1 + det_cos(M_PI * p));
 }
 
 /* Global-norm clipping then AdamW with decoupled decay (Loshchilov & Hutter) on decay tensors. */
@@ -129,7 +130,7 @@ static double adamw_step(adamw *o, tm_model *m, const tr_recipe *r, double lr) {
     for (size_t i = 0; i < m->n_params; i++) ss += (double)m->g[i] * m->g[i];
     double norm = sqrt(ss), clip = r->grad_clip > 0 && norm > r->grad_clip ? r->grad_clip / norm : 1;
     o->t++;
-    double bc1 = 1 - pow(r->beta1, (double)o->t), bc2 = 1 - pow(r->beta2, (double)o->t);
+    double bc1 = 1 - det_pow(r->beta1, (double)o->t), bc2 = 1 - det_pow(r->beta2, (double)o->t);
     float b1 = (float)r->beta1, b2 = (float)r->beta2;
     for (int k = 0; k < m->nt; k++) {
         const tm_tensor *t = &m->t[k];
@@ -231,8 +232,7 @@ int main(int argc, char **argv) {
     if (o.seed >= 0) r.seed = o.seed;
     long steps = o.steps >= 0 ? o.steps : !strcmp(o.profile, "full") ? r.steps_full : r.steps_quick;
     if (o.threads) omp_set_num_threads((int)o.threads);
-    openblas_set_num_threads(1);   /* parallelism comes from OpenMP blocks (determinism) */
-    int threads = omp_get_max_threads(), B = (int)r.batch, T = r.m.ctx;
+    int B = (int)r.batch, T = r.m.ctx;
 
     prov *p = prov_new();
     size_t clen;
@@ -245,7 +245,7 @@ int main(int argc, char **argv) {
     tr_recipe_prov(&r, p);
     prov_opt_str(p, "profile", o.profile);
     prov_opt_int(p, "steps", steps);
-    prov_opt_int(p, "threads", threads);
+    /* threads is not recorded: it cannot change a bit of any output (docs/TRAIN.md, Determinism) */
     prov_opt_int(p, "log_every", o.log_every);
     prov_opt_int(p, "checkpoints", o.checkpoints);
     char *pj = prov_json(p);

@@ -60,6 +60,8 @@ check "rerun is bit-identical" \
 run --config "$T/g.conf" --out "$T/g3" --threads 2 --no-checkpoints
 run --config "$T/g.conf" --out "$T/g4" --threads 2 --no-checkpoints
 check "rerun with --threads 2 is bit-identical" cmp -s "$T/g3/model.safetensors" "$T/g4/model.safetensors"
+run --config "$T/g.conf" --out "$T/g5" --threads 2 >/dev/null
+check "--threads 2 gives the same bytes as --threads 1 (every checkpoint)" diff -r "$T/g1/checkpoints" "$T/g5/checkpoints"
 check "--no-checkpoints writes no checkpoints" test ! -e "$T/g3/checkpoints"
 
 # File shapes the HF loader depends on.

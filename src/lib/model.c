@@ -1,10 +1,10 @@
 /* model: the forward pass of every supported block type (hf-checkpoints.md §3.3, §4.3, §5.3,
  * §6.3, §7.3) over a batch of sequences, in float32. Projections are one GEMM over all B·T rows,
  * split into column slabs across OpenMP threads; attention runs one (sequence, head) per thread;
- * OpenBLAS itself stays single-threaded. Each attention row is kept as log-probabilities
+ * every product goes through gemm.h and every elementary function through detmath.h, so the bits
+ * are the same on every x86-64 CPU. Each attention row is kept as log-probabilities
  * score − logsumexp(scores), so nothing underflows. Results do not depend on the batch size or
  * the thread count (tests/t-extract.sh checks bit-identity). */
-#include <cblas.h>
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -12,11 +12,11 @@
 
 #include "cli.h"
 #include "model.h"
+#include "detmath.h"
+#include "gemm.h"
 
-/* All parallelism is OpenMP; OpenBLAS runs single-threaded inside each OpenMP thread. Mixing
- * OpenBLAS's own thread pool with OpenMP regions makes the two pools spin against each other. */
+/* All parallelism is OpenMP; each gemm call runs in one thread. */
 void model_set_threads(int n) {
-    openblas_set_num_threads(1);
     if (n > 0) omp_set_num_threads(n);
 }
 
@@ -35,7 +35,7 @@ static void linear(float *y, const float *x, const float *W, const float *b, int
 #pragma omp parallel for schedule(static)
     for (int k = 0; k < nslab; k++) {
         int o0 = k * slab, n = n_out - o0 < slab ? n_out - o0 : slab;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, n, n_in, 1.0f, x, n_in, W + (size_t)o0 * n_in,
+        gemm_f32(0, 1, T, n, n_in, 1.0f, x, n_in, W + (size_t)o0 * n_in,
                     n_in, 0.0f, y + o0, n_out);
         if (b)
             for (int t = 0; t < T; t++)
@@ -63,29 +63,20 @@ static void norm(float *y, const float *x, const float *w, const float *b, int T
     }
 }
 
-/* glibc's libmvec has vector expf/erff; math.h announces them only under -ffast-math, so they
- * are declared here, which lets the activation loops below run 4 floats at a time. */
-#pragma omp declare simd notinbranch
-extern float expf(float);
-#pragma omp declare simd notinbranch
-extern float erff(float);
-
-/* One row of n values in place, act(x), as a plain loop per function so that it vectorises.
- * The vector and scalar (remainder) paths may round differently, so callers go row by row: each
- * value's path then depends only on its column, never on batch size or thread count. */
+/* One row of n values in place, act(x). Element-wise functions come from detmath.h (the same
+ * bits on every CPU), never from libmvec, whose vector variants depend on the CPU. */
 #define ACT_ROW(expr)                                  \
     do {                                               \
-        _Pragma("omp simd")                            \
         for (int i = 0; i < n; i++) { float v = y[i]; y[i] = (expr); } \
     } while (0)
 static void act_row(float *y, int n, model_act a) {
     switch (a) {
-    case ACT_GELU_ERF: ACT_ROW(0.5f * v * (1.0f + erff(v * (float)M_SQRT1_2))); break;
-    /* 0.5·x·(1 + tanh u) = x·sigmoid(2u): the same function, one expf instead of tanhf */
-    case ACT_GELU_TANH: ACT_ROW(v / (1.0f + expf(-1.5957691216057308f * (v + 0.044715f * v * v * v)))); break;
-    case ACT_SILU: ACT_ROW(v / (1.0f + expf(-v))); break;
+    case ACT_GELU_ERF: ACT_ROW(0.5f * v * (1.0f + det_erff(v * (float)M_SQRT1_2))); break;
+    /* 0.5·x·(1 + tanh u) = x·sigmoid(2u): the same function, one exp instead of tanh */
+    case ACT_GELU_TANH: ACT_ROW(v / (1.0f + det_expf(-1.5957691216057308f * (v + 0.044715f * v * v * v)))); break;
+    case ACT_SILU: ACT_ROW(v / (1.0f + det_expf(-v))); break;
     case ACT_RELU: ACT_ROW(v > 0 ? v : 0.0f); break;
-    case ACT_QUICK_GELU: ACT_ROW(v / (1.0f + expf(-1.702f * v))); break;
+    case ACT_QUICK_GELU: ACT_ROW(v / (1.0f + det_expf(-1.702f * v))); break;
     }
 }
 
@@ -118,12 +109,12 @@ static void log_softmax_rows(float *S, float *P, int T, int causal, const uint8_
             }
         double sum = 0;
         for (int j = 0; j < n; j++)
-            if (causal || !valid || valid[j]) sum += exp((double)s[j] - mx);
-        float lse = any ? mx + (float)log(sum) : 0.0f;
+            if (causal || !valid || valid[j]) sum += det_expf(s[j] - mx);
+        float lse = any ? mx + det_logf((float)sum) : 0.0f;
         for (int j = 0; j < T; j++) {
             int in = j < n && (causal || !valid || valid[j]);
             s[j] = in ? s[j] - lse : -INFINITY;
-            p[j] = in ? expf(s[j]) : 0.0f;
+            p[j] = in ? det_expf(s[j]) : 0.0f;
         }
     }
 }
@@ -156,8 +147,8 @@ static void ws_alloc(workspace *w, const model_config *c, int B, int T, int nthr
         for (int t = 0; t < T; t++)
             for (size_t i = 0; i < half; i++) {
                 float ang = (float)t * c->inv_freq[i];   /* float32 angle, as HF forces */
-                w->cs[t * half + i] = cosf(ang);
-                w->sn[t * half + i] = sinf(ang);
+                w->cs[t * half + i] = det_cosf(ang);
+                w->sn[t * half + i] = det_sinf(ang);
             }
 }
 
@@ -184,12 +175,12 @@ static void attention(const model *m, workspace *w, int l, const uint8_t *valid,
         const float *qh = w->q + row0 * qd + (size_t)h * hd;
         const float *kh = w->k + row0 * kd + (size_t)(h / rep) * hd, *vh = w->v + row0 * kd + (size_t)(h / rep) * hd;
         float *oh = w->ctx + row0 * qd + (size_t)h * hd;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hd, scale, qh, qd, kh, kd, 0.0f, S, T);
+        gemm_f32(0, 1, T, T, hd, scale, qh, qd, kh, kd, 0.0f, S, T);
         log_softmax_rows(S, P, T, c->causal, valid ? valid + row0 : NULL);
         if (head_keep && !head_keep[(size_t)l * nh + h]) {
             for (int t = 0; t < T; t++) memset(oh + (size_t)t * qd, 0, sizeof(float) * hd);
         } else {
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hd, T, 1.0f, P, T, vh, kd, 0.0f, oh, qd);
+            gemm_f32(0, 0, T, hd, T, 1.0f, P, T, vh, kd, 0.0f, oh, qd);
         }
     }
 }
@@ -282,7 +273,6 @@ static void embed(const model *m, const int32_t *ids, workspace *w) {
 int model_forward_batch(const model *m, const int32_t *ids, const uint8_t *valid, int B, int T,
                         const uint8_t *head_keep, float *attn_logp, float *logits) {
     const model_config *c = &m->cfg;
-    openblas_set_num_threads(1);
     if (B <= 0 || T <= 0 || T > c->max_pos) return -1;
     for (size_t r = 0; r < (size_t)B * T; r++)
         if (ids[r] < 0 || ids[r] >= c->vocab) return -2;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "detmath.h"
 #include "model.h"
 #include "safetensors.h"
 
@@ -89,7 +90,7 @@ static int parse_act(hf_ctx *c, const char *s, model_act *act) {
 void model_rope_default(float *inv, int dim, double theta) {
     for (int i = 0; i < dim / 2; i++) {
         float e = (float)(2 * i) / (float)dim;
-        inv[i] = 1.0f / powf((float)theta, e);
+        inv[i] = 1.0f / (float)det_pow((float)theta, e);
     }
 }
 

@@ -1,25 +1,33 @@
 /* train_model: forward and backward passes for the GPT-2- and Llama-style models (see
- * train_model.h). Matrix products go through OpenBLAS in single-threaded mode; the work is split
+ * train_model.h). Matrix products go through gemm.h (one defined summation order); the work is split
  * into fixed blocks with OpenMP, each block owning its own outputs, so every sum is taken in one
  * fixed order and the same thread count gives bit-identical results. */
 #include "train_model.h"
 #include "cli.h"
-#include <cblas.h>
+#include "detmath.h"
+#include "gemm.h"
+#include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <omp.h>
 #include <stdint.h>
 #include <string.h>
 #include <tgmath.h>
 
+/* The float build uses detmath's CPU-independent functions; the double build (gradient check
+ * only) plain libm. */
 #ifdef TRAIN_DOUBLE
-#define GEMM cblas_dgemm
+#define GEMM gemm_f64
+#define EXP exp
+#define LOG log
+#define COS cos
+#define SIN sin
 #else
-#define GEMM cblas_sgemm
+#define GEMM gemm_f32
+#define EXP det_expf
+#define LOG det_logf
+#define COS det_cosf
+#define SIN det_sinf
 #endif
-
-/* gsl_randist.h pulls in gsl_cblas.h, whose declarations clash with OpenBLAS's cblas.h; the one
- * GSL sampler used here is declared by hand instead (same prototype as gsl_randist.h). */
-double gsl_ran_gaussian_ziggurat(const gsl_rng *r, const double sigma);
 
 enum { CONV1D, LINEAR };   /* weight layouts: [in,out] (GPT-2) and [out,in] (nn.Linear) */
 #define NOFF SIZE_MAX
@@ -204,11 +212,11 @@ tm_acts *TM(tm_acts_new)(const tm_config *c, int B, int T) {
     a->rope_cos = zalloc((size_t)T * half);
     a->rope_sin = zalloc((size_t)T * half);
     for (int i = 0; i < half; i++) {
-        treal inv = (treal)1 / pow((treal)c->rope_theta, (treal)(2 * i) / (treal)c->head_dim);
+        treal inv = (treal)1 / (treal)det_pow((treal)c->rope_theta, (treal)(2 * i) / (treal)c->head_dim);
         for (int t = 0; t < T; t++) {
             treal ang = (treal)t * inv;
-            a->rope_cos[t * half + i] = cos(ang);
-            a->rope_sin[t * half + i] = sin(ang);
+            a->rope_cos[t * half + i] = COS(ang);
+            a->rope_sin[t * half + i] = SIN(ang);
         }
     }
     return a;
@@ -250,10 +258,10 @@ static void lin_fwd(int N, int in, int out, const treal *X, int ldx, const treal
         size_t r0 = BLOCK_LO(N, b, nb), r1 = BLOCK_LO(N, b + 1, nb);
         if (r1 == r0) continue;
         if (layout == CONV1D)
-            GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(r1 - r0), out, in, 1, X + r0 * ldx, ldx, W, out,
+            GEMM(0, 0, (int)(r1 - r0), out, in, 1, X + r0 * ldx, ldx, W, out,
                  0, Y + r0 * ldy, ldy);
         else
-            GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(r1 - r0), out, in, 1, X + r0 * ldx, ldx, W, in,
+            GEMM(0, 1, (int)(r1 - r0), out, in, 1, X + r0 * ldx, ldx, W, in,
                  0, Y + r0 * ldy, ldy);
         if (bias)
             for (size_t r = r0; r < r1; r++)
@@ -272,10 +280,10 @@ static void lin_bwd(int N, int in, int out, const treal *X, int ldx, const treal
             size_t r0 = BLOCK_LO(N, b, nb), r1 = BLOCK_LO(N, b + 1, nb);
             if (r1 == r0) continue;
             if (layout == CONV1D)
-                GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(r1 - r0), in, out, 1, dY + r0 * lddy, lddy, W,
+                GEMM(0, 1, (int)(r1 - r0), in, out, 1, dY + r0 * lddy, lddy, W,
                      out, 1, dX + r0 * lddx, lddx);
             else
-                GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(r1 - r0), in, out, 1, dY + r0 * lddy, lddy,
+                GEMM(0, 0, (int)(r1 - r0), in, out, 1, dY + r0 * lddy, lddy,
                      W, in, 1, dX + r0 * lddx, lddx);
         }
     }
@@ -286,9 +294,9 @@ static void lin_bwd(int N, int in, int out, const treal *X, int ldx, const treal
         int no = (int)(o1 - o0);
         if (!no) continue;
         if (layout == CONV1D)
-            GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, in, no, N, 1, X, ldx, dY + o0, lddy, 1, dW + o0, out);
+            GEMM(1, 0, in, no, N, 1, X, ldx, dY + o0, lddy, 1, dW + o0, out);
         else
-            GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, no, in, N, 1, dY + o0, lddy, X, ldx, 1, dW + o0 * in, in);
+            GEMM(1, 0, no, in, N, 1, dY + o0, lddy, X, ldx, 1, dW + o0 * in, in);
         if (db)
             for (int r = 0; r < N; r++)
                 for (size_t o = o0; o < o1; o++) db[o] += dY[(size_t)r * lddy + o];
@@ -383,15 +391,15 @@ static void attn_fwd(tm_acts *a, layer_acts *L) {
         const treal *K = L->qkv + (size_t)b * T * W + (size_t)(H + kh) * hd;
         const treal *V = L->qkv + (size_t)b * T * W + (size_t)(H + c->n_kv_head + kh) * hd;
         treal *P = L->P + (size_t)bh * T * T;
-        GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hd, scale, Q, W, K, W, 0, P, T);
+        GEMM(0, 1, T, T, hd, scale, Q, W, K, W, 0, P, T);
         for (int t = 0; t < T; t++) {
             treal *p = P + (size_t)t * T, mx = p[0], sum = 0;
             for (int j = 1; j <= t; j++) mx = p[j] > mx ? p[j] : mx;
-            for (int j = 0; j <= t; j++) sum += p[j] = exp(p[j] - mx);
+            for (int j = 0; j <= t; j++) sum += p[j] = EXP(p[j] - mx);
             for (int j = 0; j <= t; j++) p[j] /= sum;
             for (int j = t + 1; j < T; j++) p[j] = 0;
         }
-        GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hd, T, 1, P, T, V, W, 0,
+        GEMM(0, 0, T, hd, T, 1, P, T, V, W, 0,
              L->o + (size_t)b * T * ldo + (size_t)h * hd, ldo);
     }
 }
@@ -413,8 +421,8 @@ static void attn_bwd(tm_acts *a, layer_acts *L) {
             const treal *Q = L->qkv + base + (size_t)h * hd, *P = L->P + ((size_t)b * H + h) * T * T;
             const treal *dO = a->dout + (size_t)b * T * ldo + (size_t)h * hd;
             treal *dQ = a->dqkv + base + (size_t)h * hd;
-            GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hd, 1, dO, ldo, V, W, 0, dS, T);
-            GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, T, hd, T, 1, P, T, dO, ldo, 1, dV, W);
+            GEMM(0, 1, T, T, hd, 1, dO, ldo, V, W, 0, dS, T);
+            GEMM(1, 0, T, hd, T, 1, P, T, dO, ldo, 1, dV, W);
             for (int t = 0; t < T; t++) {
                 const treal *p = P + (size_t)t * T;
                 treal *g = dS + (size_t)t * T, dot = 0;
@@ -422,8 +430,8 @@ static void attn_bwd(tm_acts *a, layer_acts *L) {
                 for (int j = 0; j <= t; j++) g[j] = p[j] * (g[j] - dot);
                 for (int j = t + 1; j < T; j++) g[j] = 0;
             }
-            GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hd, T, scale, dS, T, K, W, 1, dQ, W);
-            GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, T, hd, T, scale, dS, T, Q, W, 1, dK, W);
+            GEMM(0, 0, T, hd, T, scale, dS, T, K, W, 1, dQ, W);
+            GEMM(1, 0, T, hd, T, scale, dS, T, Q, W, 1, dK, W);
         }
     }
 }
@@ -432,11 +440,11 @@ static void attn_bwd(tm_acts *a, layer_acts *L) {
  * tanhf was a third of the training time, expf is several times faster, and the absolute error
  * (≈1e-7 near 0) is at float rounding level. The forward keeps tanh(u) for the backward. */
 static const treal GK = (treal)0.7978845608028654, GC = (treal)0.044715;
-static treal gelu_tanh_u(treal x) { return 1 - 2 / (exp(2 * GK * (x + GC * x * x * x)) + 1); }
+static treal gelu_tanh_u(treal x) { return 1 - 2 / (EXP(2 * GK * (x + GC * x * x * x)) + 1); }
 static treal gelu_grad(treal x, treal th) {
     return (treal)0.5 * (1 + th) + (treal)0.5 * x * (1 - th * th) * GK * (1 + 3 * GC * x * x);
 }
-static treal sigm(treal x) { return 1 / (1 + exp(-x)); }
+static treal sigm(treal x) { return 1 / (1 + EXP(-x)); }
 
 /* ---------------------------------------------------------------- forward */
 
@@ -498,8 +506,8 @@ static double xent(tm_acts *a, const int32_t *targets) {
     for (int r = 0; r < a->N; r++) {
         treal *z = a->logits + (size_t)r * V, mx = z[0], sum = 0;
         for (int v = 1; v < V; v++) mx = z[v] > mx ? z[v] : mx;
-        for (int v = 0; v < V; v++) sum += z[v] = exp(z[v] - mx);
-        a->rowloss[r] = log(sum) - (z[targets[r]] > 0 ? log(z[targets[r]]) : (treal)-1e30);
+        for (int v = 0; v < V; v++) sum += z[v] = EXP(z[v] - mx);
+        a->rowloss[r] = LOG(sum) - (z[targets[r]] > 0 ? LOG(z[targets[r]]) : (treal)-1e30);
         for (int v = 0; v < V; v++) z[v] /= sum;
     }
     double tot = 0;

@@ -60,7 +60,6 @@ static int check_family(int family) {
 }
 
 int main(void) {
-    openblas_set_num_threads(1);
     omp_set_num_threads(1);   /* tiny matrices: threads would only add barrier waits */
     int bad = check_family(TM_GPT2) + check_family(TM_LLAMA);
     return bad ? 1 : 0;
