@@ -292,15 +292,22 @@ int attn_row_kept(const attn_meta *m, const uint8_t *vs, int t, int sink, int mi
     return attn_row_parts(m, vs, t) >= 3;
 }
 
-int attn_gather_row(const attn_meta *m, const uint8_t *vs, const float *row, int t, int sink,
-                    double zero_delta, double *out, int *sink_pos, long long *zeros) {
-    int D = attn_gather_row_open(m, vs, row, t, sink, zero_delta, out, sink_pos, zeros);
-    coda_close_log(out, D);
-    return D;
+int attn_close_row(double *x, int D, int logprob, double zero_delta) {
+    if (logprob) return isfinite(coda_close_log(x, D)) ? 0 : -1;
+    double sum = coda_sum(x, D);
+    if (!(sum > 0) || !isfinite(sum)) return -1;
+    int z = 0;
+    for (int i = 0; i < D; i++) {
+        x[i] /= sum;
+        z += x[i] <= 0;
+    }
+    if (z * zero_delta >= 1) return -1;
+    coda_zero_replace_log(x, D, zero_delta);
+    return z;
 }
 
-int attn_gather_row_open(const attn_meta *m, const uint8_t *vs, const float *row, int t, int sink,
-                         double zero_delta, double *out, int *sink_pos, long long *zeros) {
+int attn_gather_row(const attn_meta *m, const uint8_t *vs, const float *row, int t, int sink,
+                    double zero_delta, double *out, int *sink_pos, long long *zeros) {
     int D = 0;
     *sink_pos = -1;
     for (int j = 0; j < m->T; j++) {
@@ -308,9 +315,8 @@ int attn_gather_row_open(const attn_meta *m, const uint8_t *vs, const float *row
         if (j == sink) *sink_pos = D;
         out[D++] = row[j];
     }
-    if (!m->logprob) {
-        int z = coda_zero_replace_log(out, D, zero_delta);
-        if (zeros) *zeros += z;
-    }
+    int z = attn_close_row(out, D, m->logprob, zero_delta);
+    if (z < 0) return -1;
+    if (zeros) *zeros += z;
     return D;
 }
