@@ -62,6 +62,21 @@ direct_ok "distance: probability input with zeros equals the direct computation 
 "$BIN/distance" --zero-delta 1e-6 "$T/z.h5" "$T/z6.d.h5" >/dev/null
 direct_ok "distance: --zero-delta 1e-6 reaches the row path" "$T/z.h5" "$T/z6.d.h5" --zero-delta 1e-6
 sink_agrees "distance: head_sink_mass equals decompose's (probability input with zeros)" "$T/z.h5" "$T/z.d.h5"
+# a row with 101 zeros: --zero-delta 0.01 cannot keep it a composition (1.01 ≥ 1) in any reader
+"$BIN/synth" -S 1 -L 1 -H 2 -T 104 --prob --seed 2 "$T/u.h5"
+"$PYTHON" -c "
+import h5py
+f = h5py.File('$T/u.h5', 'a'); A = f['attention'][...]
+A[0, 0, 1, 103, :] = 0; A[0, 0, 1, 103, [0, 102, 103]] = [0.5, 0.25, 0.25]; f['attention'][...] = A"
+for prog in distance decompose clr; do
+    expect_error "$prog: a row that zero replacement cannot close is an error naming the row" 1 \
+        "^$prog: $T/u.h5: row cannot be closed .* in row \(sequence 0, layer 0, head 1, query 103\)$" "$T/u.out.h5" \
+        "$BIN/$prog" --zero-delta 0.01 "$T/u.h5" "$T/u.out.h5"
+done
+expect_error "collapse: a row that zero replacement cannot close is an error naming the row" 1 \
+    "^collapse: $T/u.h5: row cannot be closed .* in row \(sequence 0, layer 0, head 1, query 103\)$" - \
+    "$BIN/collapse" --zero-delta 0.01 "$T/u.h5" "$T/u.h5"
+check "distance: the same row is fine with the default --zero-delta" "$BIN/distance" "$T/u.h5" "$T/u.d.h5"
 check "distance: zeros in probability input are replaced and counted ($nz planted)" "$PYTHON" -c "
 import h5py, numpy as np, sys
 f = h5py.File('$T/z.d.h5', 'r')
