@@ -225,6 +225,25 @@ check "collapse: synth keeps the content across sink masses (content part ~ 0)" 
 check "collapse: split runs from the highest-entropy checkpoint to the last, with --steps labels" \
     awk -F'\t' '$1=="all" {exit !($2==0 && $3==200)}' "$T/col.tsv"
 check "collapse: series has model and per-layer rows per checkpoint" test "$(grep -vc '^#' "$T/series.tsv")" = 10
+collapse_ok() {  # NAME SPLIT SERIES [direct args] FILES: split within 1e-12 relative of the direct
+    local n=$1; shift  # values (drops relative to H_from), series within 1e-9 (printed to 10 digits)
+    "$PYTHON" $REF/collapse_direct.py "$@" >"$T/cdirect.txt" 2>&1
+    if awk '$1=="rows" { if ($2 != 0) bad=1; next } { lim = ($1 ~ /^split/) ? 1e-12 : 1e-9; if (!($2 <= lim)) bad=1; n++ }
+            END { exit bad || n != 9 }' "$T/cdirect.txt"; then ok "$n"
+    else fail "$n: $(tr '\n' ' ' <"$T/cdirect.txt" | head -c 400)"; fi
+}
+collapse_ok "collapse: split and series equal the direct float64 computation" "$T/col.tsv" "$T/series.tsv" \
+    "$T/ck0.h5" "$T/ck1.h5" "$T/ck2.h5"
+for i in 0 1; do
+    "$BIN/synth" -S 2 -L 2 -H 2 -T 12 --prob --alpha 0.1 --seed 3 --sink-mass 0.$((3 + 5 * i)) "$T/pz$i.h5"
+    "$PYTHON" -c "
+import h5py
+f = h5py.File('$T/pz$i.h5', 'a'); A = f['attention'][...]
+A[:, :, :, 5:, 0] += A[:, :, :, 5:, 2]; A[:, :, :, 5:, 2] = 0; f['attention'][...] = A"
+done
+"$BIN/collapse" --min-query 3 --zero-delta 1e-6 --series "$T/pz.series.tsv" "$T/pz0.h5" "$T/pz1.h5" >"$T/pz.tsv"
+collapse_ok "collapse: probability input with zeros, --min-query 3, --zero-delta 1e-6, against the direct computation" \
+    "$T/pz.tsv" "$T/pz.series.tsv" --min-query 3 --zero-delta 1e-6 "$T/pz0.h5" "$T/pz1.h5"
 "$BIN/collapse" -o "$T/col.h5" --steps 0,100,200 "$T/ck0.h5" "$T/ck1.h5" "$T/ck2.h5" >/dev/null
 check "collapse: -o writes split and series matching the TSV" "$PYTHON" -c "
 import h5py, sys
