@@ -108,6 +108,8 @@ int main(int argc, char **argv) {
                         continue;
                     }
                     int spos, D = attn_gather_row(&m, vs, buf + off, t, sink, o.zero_delta, lr, &spos, &zeros);
+                    if (D < 0)
+                        die_data(o.in, ATTN_ROW_UNCLOSABLE " in row (sequence %d, layer %d, head %d, query %d)", s, l, h, t);
                     row_clr(&m, vs, t, sink, lr, D, spos, clr + off, clrc + off, bal + (size_t)h * T + t, lr + T);
                 }
             hsize_t st5[5] = {s, l, 0, 0, 0}, st4[4] = {s, l, 0, 0};

@@ -47,16 +47,14 @@ static int row_kept(const attn_meta *m, const uint8_t *vs, int t, const copts *o
     return attn_row_parts(m, vs, t) >= 2;
 }
 
-/* Row stats of head h, query t of a block (sink gathered first, so k = 0). */
-static void row_stats(const float *blk, const attn_meta *m, const uint8_t *vs, int h, int t, const copts *o,
-                      double *l, coda_row *st) {
-    const float *row = blk + ((size_t)h * m->T + t) * m->T;
-    int n = 0;
-    l[n++] = row[o->sink];
-    for (int j = 0; j < m->T; j++)
-        if (j != o->sink && attn_key_in_row(m, vs, t, j)) l[n++] = row[j];
-    if (!m->logprob) coda_zero_replace_log(l, n, o->delta);
-    coda_row_stats(l, n, 0, st);
+/* Row stats of head h, query t of a block through the library's row path. */
+static void row_stats(attn_reader *r, const float *blk, const uint8_t *vs, int s, int ly, int h, int t,
+                      const copts *o, double *l, coda_row *st) {
+    const attn_meta *m = attn_meta_get(r);
+    int k, D = attn_gather_row(m, vs, blk + ((size_t)h * m->T + t) * m->T, t, o->sink, o->delta, l, &k, NULL);
+    if (D < 0)
+        die_data(attn_path(r), ATTN_ROW_UNCLOSABLE " in row (sequence %d, layer %d, head %d, query %d)", s, ly, h, t);
+    coda_row_stats(l, D, k, st);
 }
 
 static void check_same(attn_reader *r0, attn_reader *r, int32_t *tok0, int32_t *tok) {
@@ -89,7 +87,7 @@ static void pass_series(attn_reader *r, const copts *o, sums *per_layer) {
                 for (int t = 0; t < m->T; t++) {
                     if (!row_kept(m, vs, t, o)) continue;
                     coda_row st;
-                    row_stats(blk, m, vs, h, t, o, l, &st);
+                    row_stats(r, blk, vs, s, ly, h, t, o, l, &st);
                     q->H += st.H, q->Hb += st.Hb, q->cH += (1 - st.s) * st.Hc, q->s += st.s, q->n += 1;
                 }
         }
@@ -120,8 +118,8 @@ static void pass_split(attn_reader *r0, attn_reader *r1, const copts *o, split *
                 for (int t = 0; t < m->T; t++) {
                     if (!row_kept(m, vs, t, o)) continue;
                     coda_row x, y;
-                    row_stats(b0, m, vs, h, t, o, l, &x);
-                    row_stats(b1, m, vs, h, t, o, l, &y);
+                    row_stats(r0, b0, vs, s, ly, h, t, o, l, &x);
+                    row_stats(r1, b1, vs, s, ly, h, t, o, l, &y);
                     double sink = (y.Hb - x.Hb) + ((1 - y.s) - (1 - x.s)) * 0.5 * (x.Hc + y.Hc);
                     double content = (1 - 0.5 * (x.s + y.s)) * (y.Hc - x.Hc);
                     q->dH += y.H - x.H, q->sink += sink, q->content += content;

@@ -71,9 +71,10 @@ static void parse_args(int argc, char **argv, dec_opts *o) {
         die_usage("OUTPUT and --tsv cannot both be stdout");
 }
 
-/* All rows of head h of one (s, l) block into q[Q][h*T + t]; returns zero replacements. */
+/* All rows of head h of one (s, l) block into q[Q][h*T + t]; returns zero replacements.
+ * *bad_t: the first query whose row cannot be closed (left as is when every row can). */
 static long long head_stats(const attn_meta *m, const uint8_t *vs, const float *buf, int h, int sink,
-                            double zd, double *q[NQ]) {
+                            double zd, double *q[NQ], int *bad_t) {
     int T = m->T;
     long long z = 0;
     double lr[T];
@@ -81,7 +82,8 @@ static long long head_stats(const attn_meta *m, const uint8_t *vs, const float *
         size_t i = (size_t)h * T + t;
         for (int k = 0; k < NQ; k++) q[k][i] = NAN;
         if (vs && !vs[t]) continue;
-        int spos, D = attn_gather_row_open(m, vs, buf + i * T, t, sink, zd, lr, &spos, &z);
+        int spos, D = attn_gather_row(m, vs, buf + i * T, t, sink, zd, lr, &spos, &z);
+        if (D < 0 && *bad_t < 0) *bad_t = t;
         if (spos < 0 || D < 2) continue;
         coda_row st;
         coda_row_stats(lr, D, spos, &st);
@@ -94,19 +96,31 @@ static long long head_stats(const attn_meta *m, const uint8_t *vs, const float *
 
 /* Block b's rows while one thread reads (and validates) block b+1 into the other buffer: the
  * read is serial HDF5 work, so overlapping it with the arithmetic is what keeps decompose near
- * the speed of the bare read. Only the reading thread calls HDF5. */
+ * the speed of the bare read. Only the reading thread calls HDF5. A row that cannot be closed
+ * is fatal once both are done. */
 static long long block_stats_overlapped(attn_reader *r, int b, const uint8_t *vs, const float *cur,
                                         float *next, int sink, double zd, double *q[NQ]) {
     const attn_meta *m = attn_meta_get(r);
     int nb = m->S * m->L;
     long long z = 0;
+    int bad_h = -1, bad_t = -1;
     #pragma omp parallel
     {
         #pragma omp single nowait
         if (b + 1 < nb) attn_read_block(r, (b + 1) / m->L, (b + 1) % m->L, next);
         #pragma omp for schedule(dynamic) reduction(+ : z)
-        for (int h = 0; h < m->H; h++) z += head_stats(m, vs, cur, h, sink, zd, q);
+        for (int h = 0; h < m->H; h++) {
+            int t = -1;
+            z += head_stats(m, vs, cur, h, sink, zd, q, &t);
+            if (t >= 0) {
+                #pragma omp critical
+                if (bad_h < 0 || h < bad_h) bad_h = h, bad_t = t;
+            }
+        }
     }
+    if (bad_h >= 0)
+        die_data(attn_path(r), ATTN_ROW_UNCLOSABLE " in row (sequence %d, layer %d, head %d, query %d)",
+                 b / m->L, b % m->L, bad_h, bad_t);
     return z;
 }
 

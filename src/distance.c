@@ -4,7 +4,6 @@
 #include "analysis.h"
 #include "attnio.h"
 #include "cli.h"
-#include "coda.h"
 #include "h5io.h"
 #include <getopt.h>
 #include <math.h>
@@ -106,32 +105,28 @@ static double *vec_of(const rowbuf *rb, int r, int a, int v) {
     return rb->vec + (((size_t)r * rb->N + a) * 5 + v) * rb->T;
 }
 
-/* Row t of head a in the L blocks, gathered sink first, as natural logs. */
-static void gather_row(const float *blocks, const attn_meta *m, const uint8_t *vs, int a, int t,
-                       int k, int logprob, double delta, double *l, int *D, long long *nrep) {
-    int H = m->H, T = m->T, l_ = a / H, h = a % H;
-    const float *row = blocks + ((size_t)l_ * H + h) * T * T + (size_t)t * T;
-    int n = 0;
-    l[n++] = row[k];
-    for (int j = 0; j < T; j++)
-        if (j != k && attn_key_in_row(m, vs, t, j)) l[n++] = row[j];
-    *D = n;
-    if (!logprob) *nrep += coda_zero_replace_log(l, n, delta);
-}
-
-static int row_kept(const attn_meta *m, const uint8_t *vs, int t, const dopts *o) {
-    if (vs && !vs[t]) return 0;
-    if (m->causal && t < o->min_query) return 0;
-    if (o->excl_sink_q && t == o->sink) return 0;
-    if (!attn_key_in_row(m, vs, t, o->sink)) return 0;
-    return attn_row_parts(m, vs, t) >= 3;
+/* Row t of head a in the L blocks through the library's row path (closed, zero-replaced, valid
+ * keys only), then with the sink moved to the front as an_row_prep wants it. Returns D, or −1
+ * when the row cannot be closed. */
+static int gather_row(const float *blocks, const attn_meta *m, const uint8_t *vs, int a, int t,
+                      const dopts *o, double *l, long long *nrep) {
+    int H = m->H, T = m->T, ly = a / H, h = a % H, k;
+    const float *row = blocks + ((size_t)ly * H + h) * T * T + (size_t)t * T;
+    int D = attn_gather_row(m, vs, row, t, o->sink, o->zero_delta, l, &k, nrep);
+    if (D < 0) return -1;
+    double lk = l[k];
+    memmove(l + 1, l, k * sizeof *l);
+    l[0] = lk;
+    return D;
 }
 
 /* Prepares rows rows[0..nr) of every head (parallel over (row, head)), then accumulates every
  * head pair over those rows in row order (parallel over pairs): each pair's sum has the same
- * order whatever the thread count, so results do not depend on it. */
+ * order whatever the thread count, so results do not depend on it. Returns −1, or the first
+ * (row·N + head) index whose row is unusable (*unclosable: it could not be closed; else it holds
+ * a zero probability). */
 static int process_chunk(const float *blocks, const attn_meta *m, const uint8_t *vs, const dopts *o,
-                         const int *rows, int nr, rowbuf *rb, accum *A, long long *nrep) {
+                         const int *rows, int nr, rowbuf *rb, accum *A, long long *nrep, int *unclosable) {
     int N = A->N, bad = -1, nparts[TCHUNK];
     long long rep = 0;
     for (int r = 0; r < nr; r++) nparts[r] = attn_row_parts(m, vs, rows[r]) - 1;   /* content parts */
@@ -140,12 +135,11 @@ static int process_chunk(const float *blocks, const attn_meta *m, const uint8_t 
         double *lrow = xmalloc(m->T * sizeof *lrow);
 #pragma omp for schedule(dynamic, 8) reduction(+ : rep)
         for (int ra = 0; ra < nr * N; ra++) {
-            int r = ra / N, a = ra % N, D = 0;
-            gather_row(blocks, m, vs, a, rows[r], o->sink, m->logprob, o->zero_delta, lrow, &D, &rep);
-            if (an_row_prep(lrow, D, vec_of(rb, r, a, 0), vec_of(rb, r, a, 1), vec_of(rb, r, a, 2),
+            int r = ra / N, a = ra % N, D = gather_row(blocks, m, vs, a, rows[r], o, lrow, &rep);
+            if (D < 0 || an_row_prep(lrow, D, vec_of(rb, r, a, 0), vec_of(rb, r, a, 1), vec_of(rb, r, a, 2),
                             vec_of(rb, r, a, 3), vec_of(rb, r, a, 4), &rb->info[(size_t)r * N + a]) != 0) {
 #pragma omp critical
-                bad = a;
+                if (bad < 0 || ra < bad) bad = ra, *unclosable = D < 0;
             }
         }
         free(lrow);
@@ -189,12 +183,13 @@ static void process_sequence(attn_reader *r, int s, const dopts *o, float *block
     int T = m->T, rows[TCHUNK], nr = 0;
     for (int l = 0; l < m->L; l++) attn_read_block(r, s, l, blocks + (size_t)l * m->H * T * T);
     for (int t = 0; t <= T; t++) {
-        if (t < T && row_kept(m, vs, t, o)) rows[nr++] = t;
+        if (t < T && attn_row_kept(m, vs, t, o->sink, o->min_query, o->excl_sink_q)) rows[nr++] = t;
         if (nr == TCHUNK || (t == T && nr > 0)) {
-            int bad = process_chunk(blocks, m, vs, o, rows, nr, rb, A, nrep);
+            int unclosable = 0, bad = process_chunk(blocks, m, vs, o, rows, nr, rb, A, nrep, &unclosable);
             if (bad >= 0)
-                die_data(attn_path(r), "sequence %d, layer %d, head %d: a kept row has a zero probability "
-                         "(log-probability -inf)", s, bad / m->H, bad % m->H);
+                die_data(attn_path(r), "%s in row (sequence %d, layer %d, head %d, query %d)",
+                         unclosable ? ATTN_ROW_UNCLOSABLE : "zero probability (log-probability -inf)",
+                         s, bad % A->N / m->H, bad % A->N % m->H, rows[bad / A->N]);
             nr = 0;
         }
     }

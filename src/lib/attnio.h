@@ -49,17 +49,28 @@ static inline int attn_key_in_row(const attn_meta *m, const uint8_t *valid_s, in
  * query is dropped when exclude_sink_query is set. */
 int attn_row_kept(const attn_meta *m, const uint8_t *valid_s, int t, int sink, int min_query,
                   int exclude_sink_query);
-/* Gather row t of one head (row = block + (h*T + t)*T) into a contiguous, closed, double log
- * row of D parts (returned). *sink_pos is the sink's index among the gathered parts (-1 if the
- * row lacks it). Probability files are zero-replaced with zero_delta first; *zeros (may be
- * NULL) is increased by the number of replaced parts. */
+/* The one path from stored values to the row every quantity is computed on (docs/FORMAT.md,
+ * "From stored values to rows"). x holds the D stored values of one row's keys as doubles:
+ * log-probabilities (logprob = 1) or probabilities. On return x is the closed natural-log row:
+ *   logprob: x_i − logsumexp(x), the logsumexp taken in double;
+ *   prob:    p_i = x_i / Σx (double), then multiplicative zero replacement (Martín-Fernández et
+ *            al. 2003): zeros become zero_delta, the other parts are multiplied by
+ *            1 − z·zero_delta, so the row still sums to 1; then natural logs.
+ * Returns the number z of replaced parts (0 for log input), or −1 when the row cannot be made a
+ * composition: non-finite logsumexp or sum, no positive part, or z·zero_delta ≥ 1. Programs that
+ * import rows from elsewhere call this on each gathered row; readers of attention files call
+ * attn_gather_row. */
+int attn_close_row(double *x, int D, int logprob, double zero_delta);
+#define ATTN_ROW_UNCLOSABLE "row cannot be closed (no positive part, or zeros × --zero-delta >= 1)"
+
+/* Gather row t of one head (row = block + (h*T + t)*T): the row's keys in key order (the valid
+ * mask of the sequence honoured for bidirectional files), closed by attn_close_row into out
+ * (D doubles, D = attn_row_parts). Returns D, or −1 when attn_close_row fails (message:
+ * ATTN_ROW_UNCLOSABLE). *sink_pos is the sink's index among the gathered parts (−1 if the row
+ * lacks it); *zeros (may be NULL) is increased by the number of replaced parts. Every program
+ * that reads attention rows uses this and nothing else. */
 int attn_gather_row(const attn_meta *m, const uint8_t *valid_s, const float *row, int t, int sink,
                     double zero_delta, double *out, int *sink_pos, long long *zeros);
-
-/* The same without closing the row (for closure-invariant computations such as
- * coda_row_stats): saves one exp per part. */
-int attn_gather_row_open(const attn_meta *m, const uint8_t *valid_s, const float *row, int t,
-                         int sink, double zero_delta, double *out, int *sink_pos, long long *zeros);
 
 typedef struct attn_writer attn_writer;
 /* provenance: JSON (prov_json); the writer stores it as the file's "provenance" attribute. */

@@ -4,8 +4,9 @@
 Usage: check_decompose.py ATTN DEC [--clr CLR] [--sink K] [--min-query Q]
                           [--exclude-sink-query] [--zero-delta X] [--label NAME]
 ATTN: an attention file (synth or clr output); DEC: decompose's output; CLR: clr's output.
-Recomputes every row from METHODS §1–§2 in float64 — gather the row's keys, zero-replace
-probability input (multiplicative, δ), close the log row, then s, b, C⊥, H, H_b, H(π), (1−s)H(π) —
+Recomputes every row from METHODS §1–§2 and docs/FORMAT.md in float64 — gather the row's keys,
+close the row in float64 (log rows: subtract the logsumexp; probability rows: divide by the sum,
+then replace zeros multiplicatively with δ), then s, b, C⊥, H, H_b, H(π), (1−s)H(π) —
 and the per-head means over the kept rows, and compares to |got − ref| ≤ 1e-9·|ref| + 1e-12 with
 identical NaN patterns. Prints one TAP line per quantity."""
 import argparse
@@ -47,8 +48,8 @@ def compare(name, got, ref):
 
 
 def logsumexp(x):
-    m = np.max(x)
-    return m + math.log(np.sum(np.exp(x - m)))
+    m = float(np.max(x))
+    return m + math.log(math.fsum(np.exp(x - m)))
 
 
 def gather(att, causal, valid_s, s_l_h, t, T, sink, logprob, delta):
@@ -57,12 +58,14 @@ def gather(att, causal, valid_s, s_l_h, t, T, sink, logprob, delta):
     keys = [j for j in range(T) if (j <= t if causal else valid_s[j])]
     v = att[s_l_h + (t,)][keys].astype(np.float64)
     z = 0
-    if not logprob:
+    if logprob:
+        v = v - logsumexp(v)
+    else:
+        # docs/FORMAT.md: close the stored row in double first, so δ is exact in the closed row
+        v = v / math.fsum(v)
         zero = v <= 0
         z = int(zero.sum())
-        v = np.where(zero, delta, v * (1 - z * delta))
-        v = np.log(v)
-    v = v - logsumexp(v)
+        v = np.log(np.where(zero, delta, v * (1 - z * delta)))
     return v, (keys.index(sink) if sink in keys else -1), z
 
 

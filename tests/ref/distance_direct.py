@@ -1,8 +1,15 @@
 #!/usr/bin/python3
 """Direct double-precision head distances (METHODS §3-§4), one row pair at a time, straight from
 the definitions, for checking bin/distance on small files.
-Usage: distance_direct.py ATTN.h5 DIST.h5 [--min-query N] [--exclude-sink-query]
-Prints one line per dataset: name and max |difference| against DIST.h5."""
+Usage: distance_direct.py ATTN.h5 DIST.h5 [--min-query N] [--exclude-sink-query] [--zero-delta X]
+Rows are built from the stored float32 values as docs/FORMAT.md defines them, without any of
+the C code: log rows are closed in float64 (ℓ − logsumexp ℓ, the sum taken with math.fsum);
+probability rows are closed (p / Σp), their zeros replaced multiplicatively (δ, the others
+times 1 − zδ) and then logged.
+Prints one line per dataset (distance/<metric>, sum/<metric>, head_sink_mass): name and the
+largest relative difference |got − want| / |want| over its entries (absolute where want = 0),
+then "rows" and the difference in the kept-row count."""
+import math
 import sys
 import h5py
 import numpy as np
@@ -44,12 +51,30 @@ def pair(lp, lq, k):
             np.linalg.norm(vp - vq), np.linalg.norm(clr(lpi) - clr(lqi)), abs(bp - bq)]
 
 
+def closed_log_row(v, logprob, delta):
+    """One row's stored values (float32, the row's keys only) as a closed float64 log row."""
+    v = v.astype(np.float64)
+    if logprob:
+        m = float(v.max())
+        return v - (m + math.log(math.fsum(math.exp(x - m) for x in v)))
+    p = v / math.fsum(v)
+    z = int(np.sum(p <= 0))
+    return np.log(np.where(p <= 0, delta, p * (1 - z * delta)))
+
+
+def max_rel(got, want):
+    err = np.abs(got - want)
+    scale = np.where(want != 0, np.abs(want), 1.0)
+    return float(np.max(err / scale))
+
+
 def main():
     attn, dist = sys.argv[1], sys.argv[2]
     minq = int(sys.argv[sys.argv.index("--min-query") + 1]) if "--min-query" in sys.argv else 2
     excl = "--exclude-sink-query" in sys.argv
+    delta = float(sys.argv[sys.argv.index("--zero-delta") + 1]) if "--zero-delta" in sys.argv else 1e-9
     with h5py.File(attn, "r") as f:
-        A = f["attention"][...].astype(np.float64)
+        A = f["attention"][...]
         causal, k = int(f.attrs["causal"]), int(f.attrs["sink"])
         logprob = f.attrs["values"] in ("logprob", b"logprob")
         valid = f["valid"][...] if "valid" in f else np.ones(A.shape[0:1] + A.shape[3:4], int)
@@ -63,9 +88,7 @@ def main():
             keys = np.arange(t + 1) if causal else np.nonzero(valid[s])[0]
             if not valid[s, t] or (causal and t < minq) or (excl and t == k) or k not in keys or len(keys) < 3:
                 continue
-            R = A[s].reshape(N, T, T)[:, t, keys]
-            if not logprob:
-                R = np.log(R)
+            R = np.array([closed_log_row(x, logprob, delta) for x in A[s].reshape(N, T, T)[:, t, keys]])
             kk = int(np.nonzero(keys == k)[0][0])
             rows += 1
             sink += np.exp(R[:, kk])
@@ -80,8 +103,9 @@ def main():
         agg = agg.decode() if isinstance(agg, bytes) else agg
         for m, name in enumerate(METRICS):
             want = acc[m] if agg == "sum" else acc[m] / rows
-            print(name, float(np.max(np.abs(f["distance/" + name][...] - want))))
-        print("head_sink_mass", float(np.max(np.abs(f["head_sink_mass"][...] - sink / rows))))
+            print("distance/" + name, max_rel(f["distance/" + name][...], want))
+            print("sum/" + name, max_rel(f["sum/" + name][...], acc[m]))
+        print("head_sink_mass", max_rel(f["head_sink_mass"][...], sink / rows))
         print("rows", abs(int(f["rows"][0]) - rows))
 
 

@@ -2,6 +2,8 @@
 """Vectorised NumPy head distances (METHODS §3-§4): for each kept row (s, t) all head pairs at
 once by broadcasting over an N×N×D block; the speed reference of tests/bench/distance.sh.
 Usage: distance_numpy.py ATTN.h5 [--seqs A:B] [--compare DIST.h5]
+Rows: the default kept rule (--min-query 2, sink query kept), closed from the stored float32
+values as docs/FORMAT.md defines (zero replacement with δ = 1e-9 for probability input).
 Prints "rows R seconds X rows_per_s Y cpu_seconds C rows_per_cpu_s Z"; with --compare also "name max|diff|" per matrix."""
 import sys
 import time
@@ -49,6 +51,17 @@ def row_pairs(R, k):
     return out
 
 
+def closed_log_rows(X, logprob, delta):
+    """N×D stored values (float32) as closed float64 log rows (docs/FORMAT.md)."""
+    X = X.astype(np.float64)
+    if logprob:
+        m = X.max(1, keepdims=True)
+        return X - (m + np.log(np.exp(X - m).sum(1, keepdims=True)))
+    P = X / X.sum(1, keepdims=True)
+    z = (P <= 0).sum(1, keepdims=True)
+    return np.log(np.where(P <= 0, delta, P * (1 - z * delta)))
+
+
 def main():
     path = sys.argv[1]
     a_, b_ = 0, None
@@ -56,7 +69,10 @@ def main():
         a_, b_ = map(int, sys.argv[sys.argv.index("--seqs") + 1].split(":"))
     with h5py.File(path, "r") as f:
         causal, k = int(f.attrs["causal"]), int(f.attrs["sink"])
+        values = f.attrs["values"]
+        logprob = (values.decode() if isinstance(values, bytes) else values) == "logprob"
         ds = f["attention"]
+        valid = f["valid"][...] if "valid" in f else np.ones((ds.shape[0], ds.shape[3]), int)
         S, L, H, T, _ = ds.shape
         b_ = S if b_ is None else b_
         N = L * H
@@ -66,8 +82,11 @@ def main():
         for s in range(a_, b_):
             A = ds[s].astype(np.float64).reshape(N, T, T)
             for t in range(2 if causal else 0, T):
-                keys = np.arange(t + 1) if causal else np.arange(T)
-                acc += np.array(row_pairs(A[:, t, keys], k))
+                keys = np.arange(t + 1) if causal else np.nonzero(valid[s])[0]
+                if not valid[s, t] or k not in keys or len(keys) < 3:
+                    continue
+                kk = int(np.nonzero(keys == k)[0][0])
+                acc += np.array(row_pairs(closed_log_rows(A[:, t, keys], logprob, 1e-9), kk))
                 rows += 1
         dt, dc = time.perf_counter() - t0, time.process_time() - c0
     print(f"rows {rows} seconds {dt:.3f} rows_per_s {rows / dt:.2f} cpu_seconds {dc:.3f} rows_per_cpu_s {rows / dc:.2f}")
