@@ -10,9 +10,13 @@
 SHELL := /bin/bash
 # Every core unless -j is given (make -j1 for one job). Results do not depend on the job count:
 # every rule is deterministic and training runs one thread per model (pipelines/train.mk).
+# Goals given together keep their order: `make all check` checks after all, `make clean all` cleans
+# first (serially).
 ifeq ($(MAKELEVEL),0)
 ifeq ($(filter -j% --jobs%,$(MAKEFLAGS)),)
+ifeq ($(filter clean distclean,$(MAKECMDGOALS)),)
 MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 1)
+endif
 endif
 endif
 
@@ -122,7 +126,7 @@ tables: $(TABLES)
 CHECK_ENV = DATA_DIR='$(DATA_DIR)' HF_MODELS_DIR='$(HF_MODELS_DIR)' \
             SKIPPED_OPTIONAL='$(filter $(OPTIONAL_MODELS),$(SKIPPED))' \
             PER_MODEL='sinks reversal cluster prune collapse train' COMBINED='regime.tsv regime-dispersion.tsv'
-check: $(BIN)/tabulate
+check: $(BIN)/tabulate $(if $(filter all tables,$(MAKECMDGOALS)),| $(filter all tables,$(MAKECMDGOALS)))
 	@$(CHECK_ENV) pipelines/check-tables.sh check $(EXPECTED) $(R)/check $(TABLES)
 	$(BIN)/tabulate --check $(R)/check/expected $(R)/check/results --tolerances configs/tolerances.tsv
 
