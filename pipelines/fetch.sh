@@ -10,7 +10,8 @@ manifest=$1; data_dir=$2; hf_dir=$3
 [ -n "$data_dir" ] && [ -n "$hf_dir" ] || { echo "fetch: DATA_DIR and HF_MODELS_DIR must be set" >&2; exit 2; }
 command -v curl >/dev/null || { echo "fetch: needs curl (apt-get install curl ca-certificates)" >&2; exit 1; }
 sha() { sha256sum "$1" | cut -c1-64; }
-failed=(); got=0; had=0
+failed=(); got=0; had=0; part=
+trap '[ -n "$part" ] && rm -f "$part"' EXIT   # no partial download left behind
 while IFS=$'\t' read -r root dest url want; do
     case $root in '#'*|'') continue ;; DATA_DIR) base=$data_dir ;; HF_MODELS_DIR) base=$hf_dir ;;
         *) echo "fetch: $manifest: unknown root '$root'" >&2; exit 2 ;; esac
@@ -19,12 +20,14 @@ while IFS=$'\t' read -r root dest url want; do
     mkdir -p "$(dirname "$out")" || { failed+=("$out"); continue; }
     auth=()
     [[ -n "${HF_TOKEN:-}" && $url == https://huggingface.co/* ]] && auth=(-H "Authorization: Bearer $HF_TOKEN")
-    if curl -fsL --connect-timeout 20 --retry 2 "${auth[@]}" -o "$out.part" "$url" 2>/dev/null &&
-       [ "$(sha "$out.part")" = "$want" ]; then
-        mv "$out.part" "$out" && got=$((got + 1))
+    part=$out.part
+    if curl -fsL --connect-timeout 20 --retry 2 "${auth[@]}" -o "$part" "$url" 2>/dev/null &&
+       [ "$(sha "$part")" = "$want" ]; then
+        mv "$part" "$out" && got=$((got + 1))
     else
-        rm -f "$out.part"; failed+=("$dest")
+        rm -f "$part"; failed+=("$dest")
     fi
+    part=
 done <"$manifest"
 if [ ${#failed[@]} -gt 0 ]; then
     echo "fetch: could not get ${#failed[@]} file(s) (no network, no access, or wrong SHA-256): ${failed[*]}" >&2
