@@ -2,14 +2,27 @@
 #   make all      build, train, extract, analyse, regenerate paper/ (PROFILE=full|quick)
 #   make test     unit, golden and bad-input tests, then the quick profile against expected/
 #   make check    compare results/$(PROFILE) against expected/$(PROFILE)
+#   make fetch    download the optional inputs (DATA_DIR, HF_MODELS_DIR; pipelines/fetch.tsv)
 #   make bench    speed figures (printed, never asserted)
 #   make sanitize the test suite under ASan+UBSan
 .DELETE_ON_ERROR:
 .SUFFIXES:
 SHELL := /bin/bash
+# Every core unless -j is given (make -j1 for one job). Results do not depend on the job count:
+# every rule is deterministic and training runs one thread per model (pipelines/train.mk).
+# Goals given together keep their order: `make all check` checks after all, `make clean all` cleans
+# first (serially).
+ifeq ($(MAKELEVEL),0)
+ifeq ($(filter -j% --jobs%,$(MAKEFLAGS)),)
+ifeq ($(filter clean distclean,$(MAKECMDGOALS)),)
+MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 1)
+endif
+endif
+endif
 
 PROFILE  ?= full
 R        ?= results/$(PROFILE)
+EXPECTED ?= expected/$(PROFILE)
 BUILD    ?= build
 BIN      ?= bin
 CC       ?= cc
@@ -18,7 +31,11 @@ SANFLAGS ?=
 CFLAGS   ?= $(OPT)
 PYTHON   ?= /usr/bin/python3
 PKGS     := hdf5 gsl jansson libpcre2-8 nettle libutf8proc
-DEPS_OK  := $(BUILD)/.deps-ok
+# Debian packages: what `make all` needs, and what only the tests and benchmarks need.
+RUN_PKGS  := configs/debian-packages-run.txt
+TEST_PKGS := configs/debian-packages-test.txt
+DEPS_OK      := $(BUILD)/.deps-ok
+TEST_DEPS_OK := $(BUILD)/.test-deps-ok
 
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -ffp-contract=off -fopenmp -Isrc/lib \
              $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(CFLAGS) $(SANFLAGS)
@@ -37,13 +54,18 @@ UNITS    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 # program and so redo every result that depends on one.
 .SECONDARY: $(patsubst src/%.c,$(BUILD)/prog/%.o,$(PROG_SRC)) $(patsubst %,%.o,$(UNITS))
 
-.PHONY: build deps test unit sanitize bench clean distclean all check
+.PHONY: build deps test-deps test unit sanitize bench clean distclean all check fetch
 build: $(PROGS) $(UNITS)
 
 deps: $(DEPS_OK)
-$(DEPS_OK): configs/debian-packages.txt pipelines/install-deps.sh
+$(DEPS_OK): $(RUN_PKGS) pipelines/install-deps.sh
 	@mkdir -p $(@D)
-	@sh pipelines/install-deps.sh configs/debian-packages.txt
+	@sh pipelines/install-deps.sh $(RUN_PKGS)
+	@touch $@
+test-deps: $(TEST_DEPS_OK)
+$(TEST_DEPS_OK): $(TEST_PKGS) pipelines/install-deps.sh | $(DEPS_OK)
+	@mkdir -p $(@D)
+	@sh pipelines/install-deps.sh $(TEST_PKGS)
 	@touch $@
 
 $(BUILD)/lib/%.o: src/lib/%.c | $(DEPS_OK)
@@ -70,13 +92,14 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB_A)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # Unit, golden and bad-input tests: every tests/unit/*.c binary and tests/t-*.sh script, TAP output;
-# the last script runs the quick profile's `make all` + `make check`. Last line: N passed, N failed.
-test: build
-	@BIN=$(BIN) BUILD=$(BUILD) PYTHON=$(PYTHON) tests/run
+# the last script runs the quick profile's `make all` + `make check`. Tests that need an absent
+# optional file (DATA_DIR) are skipped by name. Last line: N passed, N failed, N skipped.
+test: build $(TEST_DEPS_OK)
+	@BIN=$(BIN) BUILD=$(BUILD) PYTHON=$(PYTHON) DATA_DIR='$(DATA_DIR)' tests/run
 
 # The same without the pipeline run (for sanitizer builds).
-unit: build
-	@SKIP_PIPELINE=1 BIN=$(BIN) BUILD=$(BUILD) PYTHON=$(PYTHON) tests/run
+unit: build $(TEST_DEPS_OK)
+	@SKIP_PIPELINE=1 BIN=$(BIN) BUILD=$(BUILD) PYTHON=$(PYTHON) DATA_DIR='$(DATA_DIR)' tests/run
 
 sanitize:
 	$(MAKE) BUILD=build/san BIN=build/san/bin OPT='-O1 -g -fno-omit-frame-pointer' \
@@ -95,15 +118,22 @@ all: build models-status $(TABLES) paper
 tables: $(TABLES)
 .PHONY: tables
 
-# Compare the fresh tables with the frozen ones (tolerances: configs/tolerances.tsv).
-check: $(BIN)/tabulate
-	$(BIN)/tabulate --check expected/$(PROFILE) $(R)/tables --tolerances configs/tolerances.tsv
+# Compare the fresh tables with the frozen ones (tolerances: configs/tolerances.tsv). expected/
+# holds every table a bare clone makes, plus the per-model tables of the optional models, which
+# are compared only when those models are present; any other frozen table that is missing from the
+# results is a failure. Tables with a row per model (regime*.tsv) are frozen and compared on the
+# bare clone's models (pipelines/check-tables.sh).
+CHECK_ENV = DATA_DIR='$(DATA_DIR)' HF_MODELS_DIR='$(HF_MODELS_DIR)' \
+            SKIPPED_OPTIONAL='$(filter $(OPTIONAL_MODELS),$(SKIPPED))' \
+            PER_MODEL='sinks reversal cluster prune collapse train' COMBINED='regime.tsv regime-dispersion.tsv'
+check: $(BIN)/tabulate $(if $(filter all tables,$(MAKECMDGOALS)),| $(filter all tables,$(MAKECMDGOALS)))
+	@$(CHECK_ENV) pipelines/check-tables.sh check $(EXPECTED) $(R)/check $(TABLES)
+	$(BIN)/tabulate --check $(R)/check/expected $(R)/check/results --tolerances configs/tolerances.tsv
 
 # Freeze the current tables as the expected numbers (commit them with the reason for the change).
+# The frozen tables of optional models that are absent now are kept.
 freeze: $(TABLES)
-	@mkdir -p expected/$(PROFILE)
-	rm -f expected/$(PROFILE)/*.tsv
-	cp $(TABLES) expected/$(PROFILE)/
+	$(CHECK_ENV) pipelines/check-tables.sh freeze $(EXPECTED) - $(TABLES)
 .PHONY: freeze
 
 # The exhaustive form of tests/t-determinism.sh's libm check: detmath's glibc-based functions at all 2^32
@@ -116,6 +146,10 @@ check-libm: $(BUILD)/tests/test_detmath
 	else echo "check-libm: the two code paths differ:"; diff $(BUILD)/libm-native.txt $(BUILD)/libm-nofma.txt; exit 1; fi
 .PHONY: check-libm
 
+# Download every optional input from its public source at a fixed revision, SHA-256 checked.
+fetch:
+	@pipelines/fetch.sh pipelines/fetch.tsv '$(DATA_DIR)' '$(HF_MODELS_DIR)'
+
 # Speed figures: every tests/bench/*.sh prints its own; nothing is asserted.
-bench: build
-	@for b in tests/bench/*.sh; do [ -f "$$b" ] && BIN=$(BIN) BUILD=$(BUILD) PYTHON=$(PYTHON) bash "$$b"; done; true
+bench: build $(TEST_DEPS_OK)
+	@for b in tests/bench/*.sh; do [ -f "$$b" ] && BIN=$(BIN) BUILD=$(BUILD) PYTHON=$(PYTHON) DATA_DIR='$(DATA_DIR)' bash "$$b"; done; true

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Install the Debian packages listed in $1 that are not installed yet; apt-get only when needed.
 set -eu
-list=${1:-configs/debian-packages.txt}
+list=${1:-configs/debian-packages-run.txt}
 missing=""
 for p in $(grep -v '^#' "$list"); do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"

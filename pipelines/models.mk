@@ -1,10 +1,22 @@
 # Models and their inputs. Every model has configs/NAME.conf (key = value lines):
 #   kind  = trained | llama2c | gguf | hf      input = text | sample
-#   path  = file or directory under MODELS_DIR (not for trained models)
+#   store = embedded | data | hf               path  = file or directory under that store
 #   role  = dev | heldout                      (regime predictor split, METHODS §5.6)
-# Trained models come from pipelines/train.mk (results/PROFILE/models/NAME); the others are read
-# from MODELS_DIR, and a missing one is skipped with one line.
-MODELS_DIR ?= $(if $(wildcard models/*),models,../shared/data/models)
+# Trained models come from pipelines/train.mk (results/PROFILE/models/NAME). The others are read
+# from their store, one documented place each, so that pointing at one never hides another:
+#   embedded  pipelines/data/models   carried by the repository (stories260K; pipelines/data/README.md)
+#   data      $(DATA_DIR)/models      optional data (aidreams260K), laid out as pipelines/data
+#   hf        $(HF_MODELS_DIR)        the paper's Hugging Face checkpoints, one folder per model
+# `make fetch` downloads the optional files (pipelines/fetch.tsv). A missing optional model is
+# skipped with one line; its tables are then left out of `make check`.
+EMBED_DIR     := pipelines/data
+DATA_DIR      ?= $(HOME)/.cache/attncoda/data
+HF_MODELS_DIR ?= $(HOME)/.cache/attncoda/hf
+override DATA_DIR      := $(patsubst %/,%,$(DATA_DIR))
+override HF_MODELS_DIR := $(patsubst %/,%,$(HF_MODELS_DIR))
+ifdef MODELS_DIR
+$(error MODELS_DIR was split in two: HF_MODELS_DIR for the Hugging Face checkpoints, DATA_DIR for the optional data (see README.md))
+endif
 R          ?= results/$(PROFILE)
 TOKENS     := 128
 NSEQ_full  := 64
@@ -16,22 +28,34 @@ PAPER_MODELS := gpt2 pythia-70m pythia-160m pythia-410m pythia-1b pythia-1.4b qw
 
 conf = $(strip $(shell sed -n 's/^$(2)[[:space:]]*=[[:space:]]*//p' configs/$(1).conf 2>/dev/null))
 
-model_present = $(if $(filter trained,$(call conf,$(1),kind)),yes,$(if $(wildcard $(MODELS_DIR)/$(call conf,$(1),path)),yes))
+store_dir_embedded := $(EMBED_DIR)/models
+store_dir_data     := $(DATA_DIR)/models
+store_dir_hf       := $(HF_MODELS_DIR)
+store_var_data     := DATA_DIR
+store_var_hf       := HF_MODELS_DIR
+model_file    = $(store_dir_$(call conf,$(1),store))/$(call conf,$(1),path)
+model_present = $(if $(filter trained,$(call conf,$(1),kind)),yes,$(if $(wildcard $(call model_file,$(1))),yes))
 ALL_CANDIDATES := $(TRAIN_MODELS_$(PROFILE)) $(PRETRAINED) $(PAPER_MODELS)
 MODELS  := $(foreach m,$(ALL_CANDIDATES),$(if $(call model_present,$(m)),$(m)))
 SKIPPED := $(filter-out $(MODELS),$(ALL_CANDIDATES))
+# `make fetch` knows a model when pipelines/fetch.tsv lists files under its path.
+FETCH_DESTS := $(shell grep -v '^\#' pipelines/fetch.tsv 2>/dev/null | cut -f2)
+fetchable    = $(filter $(if $(filter data,$(call conf,$(1),store)),models/)$(call conf,$(1),path)%,$(FETCH_DESTS))
+# Optional models: those read from DATA_DIR or HF_MODELS_DIR.
+OPTIONAL_MODELS := $(foreach m,$(ALL_CANDIDATES),$(if $(filter data hf,$(call conf,$(m),store)),$(m)))
 
 .PHONY: models-status
 models-status:
 	@$(foreach m,$(MODELS),echo "model $(m): $(call conf,$(m),kind), role $(call conf,$(m),role)";)
-	@$(foreach m,$(SKIPPED),echo "skip $(m): $(MODELS_DIR)/$(call conf,$(m),path) not found (set MODELS_DIR to a folder holding it)";)
+	@$(foreach m,$(filter $(OPTIONAL_MODELS),$(SKIPPED)),echo "skip $(m): $(call model_file,$(m)) not found (optional: set $(store_var_$(call conf,$(m),store))$(if $(call fetchable,$(m)),$(comma) or run make fetch,; docs/PIPELINE.md says how to get it))";)
+	@$(foreach m,$(filter-out $(OPTIONAL_MODELS),$(SKIPPED)),echo "missing $(m): $(call model_file,$(m)) should be part of the repository" >&2;)
 
 # MODEL_template NAME: where the model lives, and the token windows it is analysed on.
 #   text models: windows of the KJV validation books (seed 1 for attention, seed 2 for perplexity)
 #   sample models: sequences sampled from the model from BOS (seed 1, and seed 2 for perplexity)
 define MODEL_template
 $(1)_KIND := $$(call conf,$(1),kind)
-$(1)_PATH := $$(if $$(filter trained,$$($(1)_KIND)),$(R)/models/$(1),$(MODELS_DIR)/$$(call conf,$(1),path))
+$(1)_PATH := $$(if $$(filter trained,$$($(1)_KIND)),$(R)/models/$(1),$$(call model_file,$(1)))
 $(1)_DEP  := $$(if $$(filter trained,$$($(1)_KIND)),$(R)/models/$(1)/.done,$$($(1)_PATH))
 ifeq ($$(call conf,$(1),input),sample)
 $(1)_IN_ATTN := --ids $(R)/inputs/$(1)-seed1.ids

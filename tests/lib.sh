@@ -1,10 +1,18 @@
 # Shared helpers for tests/t-*.sh: TAP output and a scratch directory removed on exit.
 set -u
 BIN=${BIN:-bin}; BUILD=${BUILD:-build}; PYTHON=${PYTHON:-/usr/bin/python3}
-SHARED=${SHARED:-../shared}
+# Data: EMBED is the copy the repository carries (pipelines/data); DATA_DIR the optional files
+# (Llama-3 tokenizer, aidreams260K), same layout, default where `make fetch` puts them.
+EMBED=pipelines/data
+DATA_DIR=${DATA_DIR:-$HOME/.cache/attncoda/data}
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
 ok()   { echo "ok - $*"; }
 fail() { echo "not ok - $*"; }
+# skip NAME FILE: a test that needs an optional file that is absent (counted as skipped by tests/run)
+skip() { echo "ok - $1 # SKIP needs $2"; }
+# with_file FILE TEST NAME ARGS...: run TEST NAME ARGS... (check, expect_error, ...) when FILE
+# exists, else report NAME as skipped
+with_file() { local f=$1; shift; if [ -e "$f" ]; then "$@"; else skip "$2" "$f"; fi; }
 # check NAME CMD...: pass when CMD exits 0
 check() { local n=$1; shift; if "$@"; then ok "$n"; else fail "$n"; fi; }
 # expect_error NAME STATUS PATTERN OUTFILE CMD...: CMD must exit STATUS, print one stderr line

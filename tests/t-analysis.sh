@@ -111,8 +111,8 @@ mkdir -p "$T/subm"
 check "prune-rank: masks of a subset name original layers/heads" \
     bash -c "grep -v '^#' '$T/subm/content_full-50.txt' | awk -F'\t' '!((\$1==3 || \$1==7) && (\$2==1 || \$2==4 || \$2==6)) {b=1} END {exit b}'"
 # a real trained model (stories260K, llama2.c), when bin/extract is there
-M=$SHARED/data/models/stories260K/stories260K.bin
-if [ -x "$BIN/extract" ] && [ -f "$M" ] && head -c 2000 "$SHARED/data/models/stories260K/greedy_t0_steps257.expected.txt" >"$T/story.txt" \
+M=$EMBED/models/stories260K/stories260K.bin
+if [ -x "$BIN/extract" ] && [ -f "$M" ] && head -c 2000 "$EMBED/models/stories260K/greedy_t0_steps257.expected.txt" >"$T/story.txt" \
     && "$BIN/extract" --model "$M" -S 2 -T 40 --sequential --text "$T/story.txt" "$T/st.h5" >/dev/null 2>&1; then
     "$BIN/distance" "$T/st.h5" "$T/st.d.h5" >/dev/null
     direct_ok "distance: stories260K attention, every matrix equals the direct computation" "$T/st.h5" "$T/st.d.h5"

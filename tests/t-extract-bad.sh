@@ -88,7 +88,7 @@ printf '1 2 3 4\n1 2 3\n' >"$T/ragged.txt"
 expect_error "ragged ids for a causal model" 1 "causal models need equal lengths" "$out" \
     X --model "$T/ok" --ids "$T/ragged.txt" "$out"
 : >"$T/empty.txt"
-cp "$SHARED/data/tokenizers/gpt2/"* "$T/ok/" 2>/dev/null
+cp "$EMBED/tokenizers/gpt2/"* "$T/ok/"
 expect_error "empty text" 1 "empty.txt: empty text" "$out" X --model "$T/ok" --text "$T/empty.txt" "$out"
 expect_error "no token ids" 1 "no token ids" "$out" X --model "$T/ok" --ids "$T/empty.txt" "$out"
 seq 1 70 | tr '\n' ' ' >"$T/long.txt"

@@ -115,7 +115,7 @@ check "--mask: pruning changes perplexity, an empty mask does not" \
 
 # Text windows with a real tokenizer (GPT-2 vocabulary, random weights): BOS first, sequential
 # windows are consecutive slices of the tokenised text, seeded windows are reproducible.
-TOKS=$SHARED/data/tokenizers/gpt2
+TOKS=$EMBED/tokenizers/gpt2
 if [ -d "$TOKS" ]; then
     $MK gpt2 "$T/gpt2v" --vocab 50257 && cp "$TOKS"/* "$T/gpt2v/"
     head -c 6000 /usr/share/common-licenses/GPL-3 >"$T/text.txt"
@@ -140,7 +140,7 @@ ok &= all(" ".join(map(str, w)) in s and w[0] != 50256 for w in r3)
 print(("ok" if ok else "not ok") + " - --text random windows are slices of the text; --no-bos drops BOS")
 EOF
 fi
-TOKB=$SHARED/data/tokenizers/bert-base-uncased
+TOKB=$EMBED/tokenizers/bert-base-uncased
 if [ -d "$TOKB" ]; then
     $MK bert "$T/bertv" --vocab 30522 && cp "$TOKB"/* "$T/bertv/"
     "$BIN/extract" --model "$T/bertv" --text "$T/text.txt" -S 2 -T 16 "$T/bt.h5"
@@ -168,7 +168,7 @@ assert np.array_equal(a, b)" "$T/b1.h5" "$T/b3.h5"
 
 # Dispatch: a llama2.c .bin (tokenizer: the tok*.bin beside it) and the same model as GGUF give
 # the same tokens and attention; a genuinely trained model has a plausible perplexity on a story.
-ST=$SHARED/data/models/stories260K
+ST=$EMBED/models/stories260K
 if [ -f "$ST/stories260K.bin" ] && [ -f "$ST/stories260K.gguf" ]; then
     printf 'Once upon a time, there was a little girl named Lily. She loved to play outside in the park with her friends. One day, she saw a big red ball in the grass and ran to get it.\n' >"$T/story.txt"
     "$BIN/extract" --model "$ST/stories260K.bin" --text "$T/story.txt" -S 2 -T 24 --sequential \

@@ -4,7 +4,7 @@
 # written by tests/ref/make_gguf.py agree with the PyTorch reference on the dequantised weights;
 # damaged or unsupported files give one error line, exit 1 and no output.
 source tests/lib.sh
-S260=$SHARED/data/models/stories260K
+S260=$EMBED/models/stories260K
 REF=tests/ref/llama2c_reference.py
 
 "$BIN/sample" --model "$S260/stories260K.gguf" -n 1 -T 258 --temperature 0 \

@@ -1,7 +1,7 @@
 #!/bin/bash
 # sample: options, output format, determinism (seed, threads), independent streams per seed.
 source tests/lib.sh
-S260=$SHARED/data/models/stories260K
+S260=$EMBED/models/stories260K
 MB=$S260/stories260K.bin
 
 "$BIN/sample" --help >"$T/help" 2>&1

@@ -321,7 +321,7 @@ MODEL_FILE_EXT = (".bin", ".gguf", ".safetensors", ".json", ".pt")
 def short_model(ident):
     """A model's short name from its identity: a folder (results/quick/models/NAME, or an HF
     folder such as models/qwen2.5-0.5b) or a file inside the model's folder
-    (../shared/data/models/NAME/NAME.bin)."""
+    (pipelines/data/models/NAME/NAME.bin)."""
     parts = [q for q in ident.rstrip("/").split("/") if q]
     if not parts:
         return ident

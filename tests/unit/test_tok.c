@@ -1,7 +1,8 @@
 /* Unit tests of the tok.h API on the real tokenizer files: ids, tok_id spellings, specials,
  * decode round trips (the bytes of every piece concatenate back to the text), invalid UTF-8,
  * load errors, concurrent encoding (per-call state only), and dispatch of *.bin / *.gguf to the
- * SentencePiece loaders. Run from the repository root (reads ../shared/data). */
+ * SentencePiece loaders. Run from the repository root: reads the tokenizers the repository carries
+ * (pipelines/data) and, when present, the optional Llama-3 one under $DATA_DIR (else skipped). */
 #include "cli.h"
 #include "tok.h"
 
@@ -10,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TK "../shared/data/tokenizers/"
+#define TK "pipelines/data/tokenizers/"
 static int failures;
 #define CHECK(name, cond) do { if (cond) printf("ok - %s\n", name); else { printf("not ok - %s\n", name); failures++; } } while (0)
 
@@ -25,6 +26,12 @@ static char *slurp(const char *path, size_t *len) {
     b[*len] = 0;
     fclose(f);
     return b;
+}
+
+static int fopen_ok(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (f) fclose(f);
+    return f != NULL;
 }
 
 static int ids_equal(const int32_t *a, int n, const int32_t *b, int m) {
@@ -93,11 +100,20 @@ static void test_gpt2(void) {
 }
 
 static void test_round_trips(void) {
-    static const char *const dirs[] = {TK "pythia", TK "qwen2", TK "llama3", "tests/golden/tok/byte"};
+    const char *data_dir = getenv("DATA_DIR");
+    char llama3[600];
+    snprintf(llama3, sizeof llama3, "%s/tokenizers/llama3", data_dir && *data_dir ? data_dir : "data-dir-unset");
+    const char *const dirs[] = {TK "pythia", TK "qwen2", llama3, "tests/golden/tok/byte"};
     size_t len;
     char *kjv = slurp("tests/golden/tok/kjv200.txt", &len), *multi = slurp("tests/golden/tok/multi.txt", &len);
     for (int i = 0; i < 4; i++) {
-        char err[512] = "", name[160];
+        char err[512] = "", name[800], model[700];
+        snprintf(model, sizeof model, "%s/tokenizer.model", dirs[i]);
+        if (dirs[i] == llama3 && !fopen_ok(model)) { /* optional file (DATA_DIR): skipped, named */
+            printf("ok - decode round trip of kjv200 (%s) # SKIP needs %s\n", dirs[i], model);
+            printf("ok - decode round trip of multi.txt (%s) # SKIP needs %s\n", dirs[i], model);
+            continue;
+        }
         tok *t = tok_load(dirs[i], NULL, err, sizeof err);
         snprintf(name, sizeof name, "decode round trip of kjv200 (%s)", dirs[i]);
         CHECK(name, t && round_trip(t, kjv, strlen(kjv)));
@@ -136,7 +152,7 @@ static void test_errors(void) {
     CHECK("unknown family: NULL and a message", !t && strstr(err, "klingon"));
     /* *.bin and *.gguf go to the SentencePiece loaders (tok_spm.c) */
     err[0] = 0;
-    t = tok_load("../shared/data/models/stories260K/tok512.bin", NULL, err, sizeof err);
+    t = tok_load("pipelines/data/models/stories260K/tok512.bin", NULL, err, sizeof err);
     CHECK("tok512.bin dispatches to the llama2c loader", (t && tok_vocab_size(t) == 512) || (!t && err[0]));
     tok_free(t);
 }
