@@ -40,7 +40,7 @@ typedef struct {
 } fr_opts;
 
 static void usage(void) {
-    printf("Usage: %s [options] INPUT|-\n"
+    printf("Usage: %s [options] INPUT|- [OUTPUT|-]\n"
            "Reference frames of attention sinks (METHODS §7): per head the keys whose received mass r\n"
            "and lift z = r/u over the chance level u make them reference points, their anchor classes\n"
            "(first, last, special, delimiter, content), N_eff and a label: none, centralized,\n"
@@ -50,6 +50,7 @@ static void usage(void) {
            "      --layers FILE         per-layer TSV (label shares, class shares over sink heads)\n"
            "      --label FILE          the model label as a one-row TSV\n"
            "  -o, --output FILE         HDF5: r, u, z per (layer, head, key) averaged over sequences\n"
+           "                            (also the optional second argument OUTPUT)\n"
            "Reference points (§7.1):\n"
            "      --min-query Q         queries q < Q are not used (4)\n"
            "      --tau-r X             received mass threshold tau_r (0.3)\n"
@@ -157,8 +158,12 @@ static void parse_args(int argc, char **argv, fr_opts *o) {
         default: die_usage("unknown or incomplete option (see --help)");
         }
     }
-    if (optind != argc - 1) die_usage("expected one INPUT (see --help)");
+    if (optind != argc - 1 && optind != argc - 2) die_usage("expected INPUT [OUTPUT] (see --help)");
     o->in = argv[optind];
+    if (optind == argc - 2) {
+        if (o->h5) die_usage("OUTPUT given both as -o and as an argument");
+        o->h5 = argv[optind + 1];
+    }
     int nstd = cli_is_stdio(o->heads) + cli_is_stdio(o->layers) + cli_is_stdio(o->label) + cli_is_stdio(o->h5);
     if (nstd > 1) die_usage("at most one of --heads, --layers, --label, --output can be stdout");
 }
@@ -614,14 +619,14 @@ static void write_heads(const fr_opts *o, const frames_acc *F, const head_res *h
     sb_printf(&sb, "\n");
     for (int a = 0; a < F->N; a++) {
         const head_res *h = &hr[a];
-        sb_printf(&sb, "%d\t%d\t%s\t%.10g\t%.10g\t%.10g\t%.10g", F->layer_id[a / F->H], F->head_id[a % F->H],
+        sb_printf(&sb, "%d\t%d\t%s\t%.12g\t%.12g\t%.12g\t%.12g", F->layer_id[a / F->H], F->head_id[a % F->H],
                   LABEL_NAME[h->label], h->seq_share, h->n_ref, h->p1, h->n_eff);
-        for (int c = 0; c < NCLASS; c++) sb_printf(&sb, "\t%.10g", h->share[c]);
+        for (int c = 0; c < NCLASS; c++) sb_printf(&sb, "\t%.12g", h->share[c]);
         if (pr) {
             const paper_res *p = &pr[a];
             sb_printf(&sb, "\t%d\t%s\t%d", p->n_ref_tokens, p->ref_tokens, p->n_pct_sinks);
             for (int t = 0; t < o->npaper_tau; t++)
-                sb_printf(&sb, "\t%.10g\t%.10g\t%.10g\t%.10g", p->density[t], p->central[t], p->star[t], p->fiedler[t]);
+                sb_printf(&sb, "\t%.12g\t%.12g\t%.12g\t%.12g", p->density[t], p->central[t], p->star[t], p->fiedler[t]);
         }
         sb_printf(&sb, "\n");
     }
@@ -649,10 +654,10 @@ static void write_layers(const fr_opts *o, const frames_acc *F, const head_res *
             for (int c = 0; c < NCLASS; c++) share[c] += x->share[c];
         }
         sb_printf(&sb, "%d\t%d", F->layer_id[l], F->H);
-        for (int b = 0; b < NLABEL; b++) sb_printf(&sb, "\t%.10g", (double)count[b] / F->H);
+        for (int b = 0; b < NLABEL; b++) sb_printf(&sb, "\t%.12g", (double)count[b] / F->H);
         sb_printf(&sb, "\t%d", sink);
         for (int c = 0; c < NCLASS; c++)
-            sb_printf(&sb, "\t%.10g", sink && (c != C_DELIM || have_delim) ? share[c] / sink : NAN);
+            sb_printf(&sb, "\t%.12g", sink && (c != C_DELIM || have_delim) ? share[c] / sink : NAN);
         sb_printf(&sb, "\n");
     }
     cli_write_bytes(o->layers, sb.s, sb.len);
@@ -660,7 +665,7 @@ static void write_layers(const fr_opts *o, const frames_acc *F, const head_res *
 }
 
 static void label_line(strbuf *sb, const model_res *mr, const char *model) {
-    sb_printf(sb, "%s\t%s\t%.10g\t%s\t%.10g\t%d\t%d\t%.10g\t%d\n", model, LABEL_NAME[mr->label],
+    sb_printf(sb, "%s\t%s\t%.12g\t%s\t%.12g\t%d\t%d\t%.12g\t%d\n", model, LABEL_NAME[mr->label],
               mr->label_share, mr->runner >= 0 ? LABEL_NAME[mr->runner] : "-", mr->runner_share,
               mr->sink_heads, mr->heads, mr->heads ? (double)mr->sink_heads / mr->heads : NAN,
               mr->from_layer);
