@@ -145,3 +145,49 @@ import h5py; f = h5py.File('$T/neg.h5', 'a'); t = f['tokens'][...]; t[1, 3] = -5
 expect_error "frames: a negative token id → exit 1 naming the position" 1 "token id -5 at \(sequence 1, position 3\)" "$T/neg.o.h5" \
     "$BIN/frames" "$T/neg.h5" "$T/neg.o.h5"
 
+
+# ---------- over training (pipelines/frames.sh, pipelines/frames.mk) ----------
+# emergence rule on a planted series: attention files already in the work folder are used as they
+# are (as collapse.sh leaves them), so the labels per checkpoint are known
+mkdir -p "$T/ser/model/checkpoints" "$T/ser/work"
+i=0
+for k in uniform central distributed distributed twoanchor central; do
+    step=$((i * 16)); i=$((i + 1))
+    mkdir -p "$T/ser/model/checkpoints/step-$(printf %06d $step)"
+    cp "$T/$k.h5" "$T/ser/work/step-$step.h5"
+done
+pipelines/frames.sh "$BIN" "$T/ser/model" "$T/ser/work" "$T/ser/s.tsv" "$T/ser/e.tsv" "$T/ser/p.tsv" -- -- --unused
+check "frames.sh: labels per checkpoint none, centralized, distributed x3, centralized" \
+    test "$(grep -v '^#' "$T/ser/s.tsv" | awk -F'\t' 'NR > 1 { printf "%s:%s ", $2, $3 }')" = \
+    "0:none 16:centralized 32:distributed 48:distributed 64:distributed 80:centralized "
+check "frames.sh: emergence step 32 (first of three distributed in a row), final label centralized" \
+    test "$(grep -v '^#' "$T/ser/e.tsv" | awk -F'\t' 'NR == 2 { print $2, $3, $4, $5 }')" = "32 distributed 6 centralized"
+check "frames.sh: plot table has one row per checkpoint and head with the label code" \
+    test "$(awk -F'\t' 'NR > 1 { n++; if ($6 == "distributed" && $7 != 2) b = 1 } END { print n, b + 0 }' "$T/ser/p.tsv")" = "48 0"
+check "frames.sh: the share columns are the head labels of layers >= 1" \
+    test "$(grep -v '^#' "$T/ser/s.tsv" | awk -F'\t' 'NR == 3 { print $9, $10 }')" = "1 0"
+
+# the make rules on a model trained here for 40 updates (checkpoints 0, 16, 32, 40)
+if [ -x "$BIN/train" ] && [ -x "$BIN/extract" ] && [ -x "$BIN/collapse" ] && command -v gnuplot >/dev/null; then
+    head -c 3000 "$SHARED/data/models/stories260K/greedy_t0_steps257.expected.txt" >"$T/tx.txt"
+    printf '%s\n' "family = gpt2" "layers = 2" "d_model = 16" "heads = 2" "d_ff = 32" "context = 16" \
+        "lr = 1e-2" "warmup = 5" "weight_decay = 0.1" "batch = 4" "steps_quick = 40" "steps_full = 40" \
+        "seed = 1" >"$T/tiny.conf"
+    mkdir -p "$T/r/models"
+    "$BIN/train" --config "$T/tiny.conf" --train "$T/tx.txt" --valid "$T/tx.txt" --out "$T/r/models/tiny" \
+        --threads 1 >/dev/null 2>&1 && touch "$T/r/models/tiny/.done"
+    if make -s R="$T/r" PROFILE=quick BIN="$BIN" BUILD="$BUILD" MODELS=tiny TRAINED=tiny KJV_VALID="$T/tx.txt" \
+        NSEQ=2 TOKENS=16 "$T/r/tables/frames-emergence-tiny.tsv" "$T/r/paper/figures/frames-tiny.png" >"$T/mk.log" 2>&1; then
+        ok "frames.mk: a trained model's checkpoints are labelled and plotted"
+    else fail "frames.mk: make failed: $(tail -c 300 "$T/mk.log")"; fi
+    check "frames.mk: one row per checkpoint (0 16 32 40), the same labels as frames on each file" bash -c "
+        [ \"\$(grep -v '^#' '$T/r/tables/frames-train-tiny.tsv' | awk -F'\t' 'NR > 1 { printf \"%s \", \$2 }')\" = '0 16 32 40 ' ] &&
+        for s in 0 16 32 40; do
+            a=\$('$BIN/frames' --tokenizer '$T/r/models/tiny/tokenizer.json' '$T/r/collapse/tiny/step-'\$s.h5 | cut -f2)
+            b=\$(awk -F'\t' -v s=\$s '\$2 == s { print \$3 }' '$T/r/tables/frames-train-tiny.tsv')
+            [ \"\$a\" = \"\$b\" ] || exit 1
+        done"
+    check "frames.mk: the figure is a PNG" bash -c "head -c 8 '$T/r/paper/figures/frames-tiny.png' | grep -q PNG"
+else
+    ok "frames.mk: over training # SKIP bin/train, bin/extract, bin/collapse or gnuplot missing"
+fi
