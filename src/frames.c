@@ -36,7 +36,7 @@ typedef struct {
     double paper_tau[MAX_TAU];
     int npaper_tau;
     double paper_ref_mass, paper_ref_top, paper_ref_cap, paper_pct, dens_lo, dens_hi;
-    const char *in, *heads, *layers, *label, *h5;
+    const char *in, *heads, *layers, *label, *h5, *keys;
 } fr_opts;
 
 static void usage(void) {
@@ -49,6 +49,7 @@ static void usage(void) {
            "      --heads FILE          per-head TSV (label, seq_share, n_ref, p1, n_eff, class shares)\n"
            "      --layers FILE         per-layer TSV (label shares, class shares over sink heads)\n"
            "      --label FILE          the model label as a one-row TSV\n"
+           "      --keys FILE           per (layer, key position): r and z averaged over heads (TSV)\n"
            "  -o, --output FILE         HDF5: r, u, z per (layer, head, key) averaged over sequences\n"
            "                            (also the optional second argument OUTPUT)\n"
            "Reference points (§7.1):\n"
@@ -103,7 +104,7 @@ static void parse_pair(const char *opt, const char *s, double *lo, double *hi) {
 
 static void parse_args(int argc, char **argv, fr_opts *o) {
     enum { O_MINQ = 256, O_TR, O_TZ, O_TOK, O_SPEC, O_ZD, O_MSS, O_CS, O_CN, O_BS, O_MSH, O_MLF,
-           O_PS, O_PT, O_PRM, O_PRT, O_PRC, O_PP, O_PD, O_HEADS, O_LAYERS, O_LABEL, O_THR };
+           O_PS, O_PT, O_PRM, O_PRT, O_PRC, O_PP, O_PD, O_HEADS, O_LAYERS, O_LABEL, O_THR, O_KEYS };
     static const struct option lo[] = {
         {"min-query", 1, 0, O_MINQ}, {"tau-r", 1, 0, O_TR}, {"tau-z", 1, 0, O_TZ},
         {"tokenizer", 1, 0, O_TOK}, {"special", 1, 0, O_SPEC}, {"zero-delta", 1, 0, O_ZD},
@@ -112,7 +113,7 @@ static void parse_args(int argc, char **argv, fr_opts *o) {
         {"model-layers-from", 1, 0, O_MLF}, {"paper-stats", 0, 0, O_PS}, {"paper-tau", 1, 0, O_PT},
         {"paper-ref-mass", 1, 0, O_PRM}, {"paper-ref-top", 1, 0, O_PRT}, {"paper-ref-cap", 1, 0, O_PRC},
         {"paper-percentile", 1, 0, O_PP}, {"paper-density", 1, 0, O_PD}, {"heads", 1, 0, O_HEADS},
-        {"layers", 1, 0, O_LAYERS}, {"label", 1, 0, O_LABEL}, {"output", 1, 0, 'o'},
+        {"layers", 1, 0, O_LAYERS}, {"label", 1, 0, O_LABEL}, {"keys", 1, 0, O_KEYS}, {"output", 1, 0, 'o'},
         {"threads", 1, 0, O_THR}, {"help", 0, 0, 'h'}, {"version", 0, 0, 'V'}, {0, 0, 0, 0}};
     *o = (fr_opts){.min_query = 4, .model_layer_from = 1, .tau_r = 0.3, .tau_z = 3,
                    .min_seq_share = 0.5, .central_share = 0.7, .central_neff = 1.5,
@@ -151,6 +152,7 @@ static void parse_args(int argc, char **argv, fr_opts *o) {
         case O_HEADS: o->heads = optarg; break;
         case O_LAYERS: o->layers = optarg; break;
         case O_LABEL: o->label = optarg; break;
+        case O_KEYS: o->keys = optarg; break;
         case 'o': o->h5 = optarg; break;
         case O_THR: o->threads = cli_parse_long("threads", optarg, 1, 1024); break;
         case 'h': usage(); exit(0);
@@ -164,8 +166,9 @@ static void parse_args(int argc, char **argv, fr_opts *o) {
         if (o->h5) die_usage("OUTPUT given both as -o and as an argument");
         o->h5 = argv[optind + 1];
     }
-    int nstd = cli_is_stdio(o->heads) + cli_is_stdio(o->layers) + cli_is_stdio(o->label) + cli_is_stdio(o->h5);
-    if (nstd > 1) die_usage("at most one of --heads, --layers, --label, --output can be stdout");
+    int nstd = cli_is_stdio(o->heads) + cli_is_stdio(o->layers) + cli_is_stdio(o->label) +
+               cli_is_stdio(o->keys) + cli_is_stdio(o->h5);
+    if (nstd > 1) die_usage("at most one of --heads, --layers, --label, --keys, --output can be stdout");
 }
 
 /* ---- anchor classes of the tokens ---- */
@@ -664,6 +667,29 @@ static void write_layers(const fr_opts *o, const frames_acc *F, const head_res *
     sb_free(&sb);
 }
 
+/* The layer × key-position map of received mass and lift: per key the mean over the layer's
+ * heads of the sequence-averaged r and z (heads without queries at that key left out). */
+static void write_keys(const fr_opts *o, const frames_acc *F, const char *pj, const char *model) {
+    strbuf sb = {0};
+    tsv_head(&sb, pj, model);
+    sb_printf(&sb, "layer\tkey\tr\tz\n");
+    for (int l = 0; l < F->L; l++)
+        for (int k = 0; k < F->T; k++) {
+            double r = 0, z = 0;
+            int n = 0;
+            for (int h = 0; h < F->H; h++) {
+                size_t i = (size_t)(l * F->H + h) * F->T + k;
+                if (!F->rcnt[i]) continue;
+                r += F->rsum[i] / F->rcnt[i];
+                z += F->zsum[i] / F->rcnt[i];
+                n++;
+            }
+            sb_printf(&sb, "%d\t%d\t%.12g\t%.12g\n", F->layer_id[l], k, n ? r / n : NAN, n ? z / n : NAN);
+        }
+    cli_write_bytes(o->keys, sb.s, sb.len);
+    sb_free(&sb);
+}
+
 static void label_line(strbuf *sb, const model_res *mr, const char *model) {
     sb_printf(sb, "%s\t%s\t%.12g\t%s\t%.12g\t%d\t%d\t%.12g\t%d\n", model, LABEL_NAME[mr->label],
               mr->label_share, mr->runner >= 0 ? LABEL_NAME[mr->runner] : "-", mr->runner_share,
@@ -777,7 +803,9 @@ int main(int argc, char **argv) {
         sb_free(&sb);
     }
     if (o.h5) write_h5(&o, m, &F, hr, &mr, pj);
-    if (!cli_is_stdio(o.heads) && !cli_is_stdio(o.layers) && !cli_is_stdio(o.label) && !cli_is_stdio(o.h5))
+    if (o.keys) write_keys(&o, &F, pj, m->model);
+    if (!cli_is_stdio(o.heads) && !cli_is_stdio(o.layers) && !cli_is_stdio(o.label) && !cli_is_stdio(o.keys) &&
+        !cli_is_stdio(o.h5))
         fputs(line.s, stdout);
     sb_free(&line);
     attn_close(rd);

@@ -11,13 +11,13 @@ ref_ok() {
     local n=$1 a=$2; shift 2
     local o=$T/ref-out
     rm -f "$o".*
-    if ! "$BIN/frames" "$@" --heads "$o.h.tsv" --layers "$o.l.tsv" --label "$o.m.tsv" "$a" "$o.h5" >/dev/null 2>"$T/ref.err"; then
+    if ! "$BIN/frames" "$@" --heads "$o.h.tsv" --layers "$o.l.tsv" --label "$o.m.tsv" --keys "$o.k.tsv" "$a" "$o.h5" >/dev/null 2>"$T/ref.err"; then
         fail "$n: frames failed: $(head -c 300 "$T/ref.err")"; return
     fi
     local refargs=()
     for x in "$@"; do [ "$x" = "--tokenizer" ] && x=--llama2c-vocab; refargs+=("$x"); done
     if "$PYTHON" $REF/frames_ref.py "$a" "${refargs[@]}" --heads "$o.h.tsv" --layers "$o.l.tsv" \
-        --label "$o.m.tsv" --h5 "$o.h5" >"$T/ref.txt" 2>&1 && [ "$(wc -l <"$T/ref.txt")" -ge 18 ]; then ok "$n"
+        --label "$o.m.tsv" --keys "$o.k.tsv" --h5 "$o.h5" >"$T/ref.txt" 2>&1 && [ "$(wc -l <"$T/ref.txt")" -ge 20 ]; then ok "$n"
     else fail "$n: $(grep -v '	0	0$\|	0 mismatches$' "$T/ref.txt" | tr '\n' ' ' | head -c 400)"; fi
 }
 

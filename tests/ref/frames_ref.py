@@ -77,6 +77,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("attn")
     ap.add_argument("--heads"), ap.add_argument("--layers"), ap.add_argument("--label"), ap.add_argument("--h5")
+    ap.add_argument("--keys")
     ap.add_argument("--min-query", type=int, default=4)
     ap.add_argument("--tau-r", type=float, default=0.3)
     ap.add_argument("--tau-z", type=float, default=3.0)
@@ -235,6 +236,15 @@ def main():
                 cmp_num("h5." + name, g[name][...], np.where(cnt > 0, x / cnt, np.nan))
         cmp_exact("h5.label", [LABELS[i] for i in g["head/label"][...].ravel()],
                   [heads[(l, h)]["label"] for l in range(L) for h in range(H)])
+    if a.keys:
+        rows = read_tsv(a.keys)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rbar, zbar = np.where(cnt > 0, rsum / cnt, np.nan), np.where(cnt > 0, zsum / cnt, np.nan)
+        with np.errstate(invalid="ignore"), __import__("warnings").catch_warnings():
+            __import__("warnings").simplefilter("ignore")
+            want_r, want_z = np.nanmean(rbar, axis=1), np.nanmean(zbar, axis=1)
+        cmp_num("keys.r", [float(r["r"]) for r in rows], want_r.ravel())
+        cmp_num("keys.z", [float(r["z"]) for r in rows], want_z.ravel())
     sys.exit(1 if bad else 0)
 
 
