@@ -177,7 +177,10 @@ if [ -x "$BIN/train" ] && [ -x "$BIN/extract" ] && [ -x "$BIN/collapse" ] && com
     "$BIN/train" --config "$T/tiny.conf" --train "$T/tx.txt" --valid "$T/tx.txt" --out "$T/r/models/tiny" \
         --threads 1 >/dev/null 2>&1 && touch "$T/r/models/tiny/.done"
     if make -s R="$T/r" PROFILE=quick BIN="$BIN" BUILD="$BUILD" MODELS=tiny TRAINED=tiny KJV_VALID="$T/tx.txt" \
-        NSEQ=2 TOKENS=16 "$T/r/tables/frames-emergence-tiny.tsv" "$T/r/paper/figures/frames-tiny.png" >"$T/mk.log" 2>&1; then
+        tiny_KIND=trained tiny_PATH="$T/r/models/tiny" tiny_DEP="$T/r/models/tiny/.done" NSEQ=2 TOKENS=16 \
+        "$T/r/tables/frames-emergence-tiny.tsv" "$T/r/paper/figures/frames-tiny.png" \
+        "$T/r/paper/figures/frames-keys-tiny.png" "$T/r/paper/tables/frames.md" \
+        "$T/r/paper/tables/frames-emergence.md" >"$T/mk.log" 2>&1; then
         ok "frames.mk: a trained model's checkpoints are labelled and plotted"
     else fail "frames.mk: make failed: $(tail -c 300 "$T/mk.log")"; fi
     check "frames.mk: one row per checkpoint (0 16 32 40), the same labels as frames on each file" bash -c "
@@ -187,7 +190,22 @@ if [ -x "$BIN/train" ] && [ -x "$BIN/extract" ] && [ -x "$BIN/collapse" ] && com
             b=\$(awk -F'\t' -v s=\$s '\$2 == s { print \$3 }' '$T/r/tables/frames-train-tiny.tsv')
             [ \"\$a\" = \"\$b\" ] || exit 1
         done"
-    check "frames.mk: the figure is a PNG" bash -c "head -c 8 '$T/r/paper/figures/frames-tiny.png' | grep -q PNG"
+    check "frames.mk: the figures are PNGs" bash -c "head -c 8 '$T/r/paper/figures/frames-tiny.png' | grep -q PNG &&
+        head -c 8 '$T/r/paper/figures/frames-keys-tiny.png' | grep -q PNG"
+    check "frames.mk: the paper's frames tables name the model" bash -c "grep -q '| tiny | - |' '$T/r/paper/tables/frames.md' &&
+        grep -q '| tiny | ' '$T/r/paper/tables/frames-emergence.md'"
 else
     ok "frames.mk: over training # SKIP bin/train, bin/extract, bin/collapse or gnuplot missing"
 fi
+
+# ---------- the paper's frames section (pipelines/paper/paper.py) ----------
+mkdir -p "$T/pp/data"
+"$BIN/frames" --label "$T/frames-label-kjv-llama-m.tsv" "$T/central.h5" >/dev/null
+"$BIN/frames" --label "$T/frames-label-kjv-gpt2-s.tsv" "$T/distributed.h5" >/dev/null
+"$PYTHON" pipelines/paper/paper.py frames "$T/pp/data/frames.tsv" "$T/frames-label-kjv-llama-m.tsv" "$T/frames-label-kjv-gpt2-s.tsv"
+check "paper.py frames: one row per model with its position encoding from configs/" \
+    test "$(grep -v '^#' "$T/pp/data/frames.tsv" | awk -F'\t' 'NR > 1 { printf "%s/%s/%s ", $1, $2, $3 }')" = \
+    "kjv-llama-m/rope/centralized kjv-gpt2-s/learned/distributed "
+"$PYTHON" pipelines/paper/paper.py results "$T/pp/RESULTS.md" "$T/pp"
+check "paper.py results: the frames section sets the seed's RoPE claim beside the labels" \
+    grep -q '1 of 1 RoPE models are centralized (kjv-llama-m)' "$T/pp/RESULTS.md"
