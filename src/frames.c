@@ -343,7 +343,7 @@ static head_res head_label(const fr_opts *o, const head_acc *a, int S, int causa
 
 typedef struct {
     int n_ref_tokens, n_pct_sinks;
-    char ref_tokens[512];
+    char *ref_tokens;    /* comma list, malloc'd */
     double density[MAX_TAU], central[MAX_TAU], star[MAX_TAU], fiedler[MAX_TAU];
 } paper_res;
 
@@ -415,10 +415,9 @@ static void reference_tokens(const fr_opts *o, const double *recv, const int *no
     for (int i = 0; i < np; i++) pick[i] = node[order[i]];
     qsort(pick, np, sizeof *pick, cmp_int);
     p->n_ref_tokens = np;
-    size_t len = 0;
-    p->ref_tokens[0] = 0;
-    for (int i = 0; i < np && len + 16 < sizeof p->ref_tokens; i++)
-        len += snprintf(p->ref_tokens + len, sizeof p->ref_tokens - len, "%s%d", i ? "," : "", pick[i]);
+    strbuf sb = {0};
+    for (int i = 0; i < np; i++) sb_printf(&sb, "%s%d", i ? "," : "", pick[i]);
+    p->ref_tokens = sb.s;
     free(order);
     free(pick);
 }
@@ -505,10 +504,14 @@ static void accumulate(const fr_opts *o, attn_reader *rd, frames_acc *F, const t
         sequence_classes(tc, m, ids + (size_t)s * T, vs, cls);
         for (int l = 0; l < m->L; l++) {
             attn_read_block(rd, s, l, buf);
-            #pragma omp parallel for schedule(dynamic)
+            #pragma omp parallel
+            {
+            /* scratch on the heap: T may be far larger than a thread's stack allows */
+            double *r = xmalloc(3 * (size_t)T * sizeof *r), *u = r + T, *prow = u + T;
+            int *cnt = xmalloc((size_t)T * sizeof *cnt);
+            #pragma omp for schedule(dynamic)
             for (int h = 0; h < H; h++) {
-                double r[T], u[T], prow[T];
-                int cnt[T], a = l * H + h;
+                int a = l * H + h;
                 received(m, vs, buf + (size_t)h * T * T, o->min_query, o->zero_delta, r, u, cnt, prow,
                          F->abar ? F->abar + (size_t)a * T * T : NULL);
                 reference_points(o, T, r, u, cls, &F->acc[a]);
@@ -520,6 +523,9 @@ static void accumulate(const fr_opts *o, attn_reader *rd, frames_acc *F, const t
                     F->zsum[i] += r[k] / u[k];
                     F->rcnt[i]++;
                 }
+            }
+            free(r);
+            free(cnt);
             }
             progress_update(&pg, (double)s * m->L + l + 1);
         }
@@ -810,6 +816,9 @@ int main(int argc, char **argv) {
     sb_free(&line);
     attn_close(rd);
     free(ids); free(valid); free(tc.delim); free(F.layer_id); free(F.head_id); free(F.acc);
-    free(F.rsum); free(F.usum); free(F.zsum); free(F.rcnt); free(F.abar); free(hr); free(pr); free(pj);
+    free(F.rsum); free(F.usum); free(F.zsum); free(F.rcnt); free(F.abar); free(hr); free(pj);
+    if (pr)
+        for (int a = 0; a < F.N; a++) free(pr[a].ref_tokens);
+    free(pr);
     return 0;
 }
