@@ -34,7 +34,17 @@ done
 tmp_s=$series.tmp$$ tmp_e=$emerge.tmp$$ tmp_p=$plot.tmp$$
 trap 'rm -f "$tmp_s" "$tmp_e" "$tmp_p"' EXIT
 opts="${fopts[*]:-}"
+# provenance: this script, the per-checkpoint frames tables (each with frames' own provenance) and
+# their checksums, the frames options and the input windows
+json_str() { printf '"%s"' "$(printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g')"; }
+inputs=""
+for step in "${steps[@]}"; do
+    f=$work/frames/step-$step.label.tsv
+    inputs+="${inputs:+,}{\"name\":$(json_str "$f"),\"sha256\":\"$(sha256sum "$f" | cut -d' ' -f1)\"}"
+done
+prov="{\"program\":\"frames.sh\",\"inputs\":[$inputs],\"options\":{\"frames\":$(json_str "$opts"),\"windows\":$(json_str "$*")}}"
 {
+    echo "# provenance	$prov"
     echo "# frames over training of $name: frames ${opts:-(defaults)}; checkpoints ${steps[*]}"
     printf 'model\tstep\tlabel\tlabel_share\trunner_up\trunner_share\tsink_heads\theads\tcentralized\tdistributed\tbidirectional\n'
     for step in "${steps[@]}"; do
@@ -52,7 +62,7 @@ opts="${fopts[*]:-}"
             "$d.label.tsv" "$d.heads.tsv"
     done
 } >"$tmp_s"
-awk -F'\t' -v name="$name" '
+awk -F'\t' -v name="$name" -v prov="$prov" '
     /^#/ { next }
     !header { header = 1; next }
     { st[n] = $2; lb[n] = $3; n++ }
@@ -60,6 +70,7 @@ awk -F'\t' -v name="$name" '
         e = "nan"; el = "-"
         for (i = 0; i + 2 < n; i++)
             if (lb[i] != "none" && lb[i] == lb[i + 1] && lb[i] == lb[i + 2]) { e = st[i]; el = lb[i]; break }
+        print "# provenance\t" prov
         print "# emergence step (METHODS §7.4): first checkpoint of three in a row with the same sink label"
         printf "model\temergence_step\tlabel\tcheckpoints\tfinal_label\n"
         printf "%s\t%s\t%s\t%d\t%s\n", name, e, el, n, lb[n - 1]

@@ -164,6 +164,11 @@ check "frames.sh: emergence step 32 (first of three distributed in a row), final
     test "$(grep -v '^#' "$T/ser/e.tsv" | awk -F'\t' 'NR == 2 { print $2, $3, $4, $5 }')" = "32 distributed 6 centralized"
 check "frames.sh: plot table has one row per checkpoint and head with the label code" \
     test "$(awk -F'\t' 'NR > 1 { n++; if ($6 == "distributed" && $7 != 2) b = 1 } END { print n, b + 0 }' "$T/ser/p.tsv")" = "48 0"
+check "frames.sh: both tables start with a JSON provenance naming the 6 checkpoint tables" "$PYTHON" -c "
+import json, sys
+for f in ('$T/ser/s.tsv', '$T/ser/e.tsv'):
+    p = json.loads(open(f).readline().split('\t', 1)[1])
+    if p['program'] != 'frames.sh' or len(p['inputs']) != 6 or len(p['inputs'][0]['sha256']) != 64: sys.exit(1)"
 check "frames.sh: the share columns are the head labels of layers >= 1" \
     test "$(grep -v '^#' "$T/ser/s.tsv" | awk -F'\t' 'NR == 3 { print $9, $10 }')" = "1 0"
 
