@@ -128,6 +128,23 @@ else
     ok "frames: stories260K # SKIP model or bin/extract not available"
 fi
 
+# ---------- a BERT-shaped random checkpoint with a planted [CLS] + [SEP] sink ----------
+TOKB=$SHARED/data/tokenizers/bert-base-uncased
+if [ -x "$BIN/extract" ] && [ -d "$TOKB" ]; then
+    "$PYTHON" $REF/make_tiny.py bert "$T/bert" --vocab 30522 && cp "$TOKB"/* "$T/bert/" \
+        && "$PYTHON" $REF/plant_bert_sink.py "$T/bert"
+    head -c 3000 "$SHARED/data/models/stories260K/greedy_t0_steps257.expected.txt" >"$T/btext.txt"
+    "$BIN/extract" --model "$T/bert" --text "$T/btext.txt" -S 4 -T 24 "$T/bert.h5" >/dev/null 2>&1
+    "$BIN/frames" --tokenizer "$T/bert" --heads "$T/bert.h.tsv" "$T/bert.h5" >"$T/bert.line"
+    check "frames: planted [CLS]+[SEP] sink in a BERT checkpoint → every head and the model bidirectional" \
+        test "$(labels "$T/bert.h.tsv")/$(cut -f2 "$T/bert.line")" = "bidirectional:8 /bidirectional"
+    check "frames: ... the two anchors are classes first and last, about half each" bash -c \
+        "grep -v '^#' '$T/bert.h.tsv' | awk -F'\t' 'NR > 1 && !(\$8 > 0.45 && \$9 > 0.45 && \$7 > 1.9) { b = 1 } END { exit b }'"
+    ref_ok "frames: the BERT file equals the reference (specials 101, 102, 0 given by id)" "$T/bert.h5" --special 101,102,0 --paper-stats
+else
+    ok "frames: planted BERT sink # SKIP bin/extract or the bert-base-uncased tokenizer missing"
+fi
+
 # ---------- bad input ----------
 make_bad_inputs "$T/bad" && bad_inputs_for frames "$BIN/frames"
 expect_error "frames: unknown option → exit 2" 2 "^frames: " - "$BIN/frames" --no-such "$T/c.h5"
