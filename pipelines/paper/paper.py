@@ -15,6 +15,8 @@ Usage: paper.py COMMAND OUT INPUT...
   train    OUT train-NAME.tsv...         validation loss and per-head sink profile per model
   regime   OUT REGIME.tsv [CONF] [--dev NAMES]  regime map (regime.tsv or regime-dispersion.tsv);
                                          NAMES (space or comma separated) are the development models
+  frames   OUT frames-label-NAME.tsv...  reference-frame label per model, with its position encoding
+  frames-emergence OUT frames-emergence-NAME.tsv...  emergence step per trained model
   results  OUT PAPER_DIR [--skipped NAMES] [--profile P]
                                          RESULTS.md from PAPER_DIR/data, tables and figures
 A model's name is taken from its file name (KIND-NAME.tsv). Every derived table starts with a
@@ -303,6 +305,55 @@ def cmd_train(out, paths):
     write_table(out, provenance("train", paths),
                 ["model", "steps", "train_loss", "val_loss", "val_bits_per_byte", "heads",
                  "mean_sink", "sd_sink", "min_sink", "max_sink"], rows)
+
+
+def position_encoding(name):
+    """The position encoding of a model, from configs/NAME.conf (kind, family): llama2.c, Llama,
+    Qwen2 and GPT-NeoX use RoPE; GPT-2 and BERT learned absolute positions."""
+    conf = {}
+    try:
+        with open(os.path.join("configs", name + ".conf"), encoding="utf-8") as f:
+            for l in f:
+                m = re.match(r"^\s*(\w+)\s*=\s*(\S+)", l)
+                if m:
+                    conf[m.group(1)] = m.group(2)
+    except OSError:
+        return "-"
+    if "pos" in conf:
+        return conf["pos"]
+    if conf.get("kind") == "llama2c" or conf.get("family") in ("llama", "qwen2", "gpt_neox"):
+        return "rope"
+    if conf.get("family") in ("gpt2", "bert"):
+        return "learned"
+    return "-"
+
+
+FRAMES_COLS = ["label", "label_share", "runner_up", "runner_share", "sink_heads", "heads"]
+
+
+def cmd_frames(out, paths):
+    rows = []
+    for p in paths:
+        head, rs = read_tsv(p)
+        need(p, head, FRAMES_COLS)
+        if len(rs) != 1:
+            die("%s: expected one row, found %d" % (p, len(rs)))
+        r, name = rs[0], model_name(p, "frames-label")
+        rows.append([name, position_encoding(name), r["label"], g(num(r["label_share"])), r["runner_up"],
+                     g(num(r["runner_share"])), r["sink_heads"], r["heads"]])
+    write_table(out, provenance("frames", paths), ["model", "position"] + FRAMES_COLS, rows)
+
+
+def cmd_frames_emergence(out, paths):
+    rows = []
+    for p in paths:
+        head, rs = read_tsv(p)
+        need(p, head, ["emergence_step", "label", "checkpoints", "final_label"])
+        for r in rs:
+            rows.append([model_name(p, "frames-emergence"), r["emergence_step"], r["label"],
+                         r["checkpoints"], r["final_label"]])
+    write_table(out, provenance("frames-emergence", paths),
+                ["model", "emergence_step", "label", "checkpoints", "final_label"], rows)
 
 
 def read_conf(path):
@@ -751,6 +802,53 @@ def sec_train(doc, d):
     doc.add(s, "")
 
 
+def sec_frames(doc, d):
+    head, rows = section(doc, d, "## 10. Reference frames (METHODS §7; Ruscio, Nanni and Silvestri 2025)",
+                         "frames", "No reference-frame tables were produced (no model analysed).")
+    if not rows:
+        return
+    labs = [(r["model"], "%s, %s" % (r["label"], r["position"])) for r in rows]
+    kinds = sorted({r["label"] for r in rows if r["label"] != "none"})
+    s = ("**Seed:** attention sinks are reference frames of three kinds, centralized, distributed "
+         "and bidirectional. **Here** (label, position encoding): %s. " % listing(labs))
+    s += ("Kinds found: %s." % ", ".join(kinds) if kinds else "No model has a sink frame by the §7 rule.")
+    doc.add(s, "")
+    rope = [r for r in rows if r["position"] == "rope"]
+    s = "**Seed:** standard RoPE gives centralized frames. **Here:** "
+    if rope:
+        cen = [r["model"] for r in rope if r["label"] == "centralized"]
+        s += ("%d of %d RoPE models are centralized (%s)" % (len(cen), len(rope), ", ".join(cen) or "none")
+              + ("; the others: %s." % listing([(r["model"], r["label"]) for r in rope if r["label"] != "centralized"])
+                 if len(cen) < len(rope) else "."))
+    else:
+        s += "no RoPE model was analysed."
+    ntk = [r for r in rows if r["position"] == "rope-ntk"]
+    s += " **Seed:** NTK-aware RoPE gives distributed frames. **Here:** "
+    s += (listing([(r["model"], r["label"]) for r in ntk]) + "." if ntk else
+          "no model with NTK-aware RoPE was analysed (the trained models' position encoding is not yet "
+          "a recipe option), so this claim is not tested.")
+    enc = [r for r in rows if r["model"].startswith("bert") or r["position"] == "learned-bidirectional"]
+    s += " **Seed:** encoders give bidirectional frames. **Here:** "
+    s += (listing([(r["model"], r["label"]) for r in enc]) + "." if enc else "no encoder was analysed.")
+    doc.add(s, "")
+    for r in rows:
+        doc.figure("frames-keys-" + r["model"], "%s: received mass r and lift z per layer and key "
+                   "position, averaged over heads and sequences" % r["model"])
+    head, em = load(d, "frames-emergence")
+    if em:
+        doc.table("frames-emergence")
+        for r in em:
+            doc.figure("frames-" + r["model"], "%s: each head's reference-frame label at each checkpoint" % r["model"])
+        got = [r for r in em if r["emergence_step"] != "nan"]
+        s = "**Seed:** frames form in the earliest stages of training. **Here:** "
+        s += (listing([(r["model"], "%s from step %s" % (r["label"], r["emergence_step"])) for r in got]) + ". "
+              if got else "no trained model keeps a sink label for three consecutive checkpoints. ")
+        none = [r["model"] for r in em if r["emergence_step"] == "nan"]
+        if got and none:
+            s += "No stable sink label: %s." % ", ".join(none)
+        doc.add(s, "")
+
+
 def cmd_results(out, args):
     d, skipped, profile = args[0], "", ""
     rest = args[1:]
@@ -784,6 +882,7 @@ def cmd_results(out, args):
     sec_collapse(doc, d)
     sec_regime(doc, d)
     sec_train(doc, d)
+    sec_frames(doc, d)
     # provenance: the derived tables this text was computed from, with their checksums
     data = sorted(f for f in os.listdir(os.path.join(d, "data")) if f.endswith(".tsv")) \
         if os.path.isdir(os.path.join(d, "data")) else []
@@ -797,7 +896,8 @@ def cmd_results(out, args):
 COMMANDS = {"reversal": cmd_reversal, "theorem1": cmd_theorem1, "band": cmd_band,
             "identities": cmd_identities, "sinks": cmd_sinks, "ari": cmd_ari, "prune": cmd_prune,
             "prune-plot": cmd_prune_plot, "collapse": cmd_collapse,
-            "collapse-plot": cmd_collapse_plot, "train": cmd_train, "regime": cmd_regime}
+            "collapse-plot": cmd_collapse_plot, "train": cmd_train, "regime": cmd_regime,
+            "frames": cmd_frames, "frames-emergence": cmd_frames_emergence}
 
 
 def main(argv):
