@@ -86,6 +86,32 @@ uint64_t cli_parse_u64(const char *opt, const char *s) {
     return (uint64_t)v;
 }
 
+int cli_num_to_ll(double x, long long lo, long long hi, long long *out, char *why, size_t whylen) {
+    if (isnan(x)) {
+        snprintf(why, whylen, "NaN is not an integer");
+        return -1;
+    }
+    if (x != floor(x)) {   /* ±Inf passes here and is out of range below */
+        snprintf(why, whylen, "%.17g is not an integer", x);
+        return -1;
+    }
+    /* 2^63 is exact as a double; LLONG_MAX is not, so compare before converting */
+    if (x < -9223372036854775808.0 || x >= 9223372036854775808.0 || (long long)x < lo || (long long)x > hi) {
+        snprintf(why, whylen, "%.17g is out of range [%lld, %lld]", x, lo, hi);
+        return -1;
+    }
+    *out = (long long)x;
+    return 0;
+}
+
+long cli_text_nul_line(const unsigned char *buf, size_t len) {
+    const unsigned char *nul = memchr(buf, 0, len);
+    if (!nul) return 0;
+    long line = 1;
+    for (const unsigned char *p = buf; p < nul; p++) line += *p == '\n';
+    return line;
+}
+
 int cli_is_stdio(const char *path) { return path && strcmp(path, "-") == 0; }
 const char *cli_display_name(const char *path) { return cli_is_stdio(path) ? "(stdin)" : path; }
 

@@ -26,6 +26,15 @@ long   cli_parse_long(const char *opt, const char *s, long lo, long hi);
 double cli_parse_double(const char *opt, const char *s, double lo, double hi);
 uint64_t cli_parse_u64(const char *opt, const char *s);
 
+/* The one checked number-to-integer conversion for every integer read from a file (JSON, GGUF,
+ * text): 0 and *out = x when x is an integer in [lo, hi]; else -1 with why = "<value> is not an
+ * integer" / "is NaN" / "<value> is out of range [lo, hi]", for the caller to prefix with the key.
+ * Casting a double outside the target range is undefined behaviour, so no reader casts itself. */
+int cli_num_to_ll(double x, long long lo, long long hi, long long *out, char *why, size_t whylen);
+/* Text inputs: -1 and the 1-based line of the first NUL byte, or 0 when there is none (a NUL would
+ * silently end every string-based parser early). */
+long cli_text_nul_line(const unsigned char *buf, size_t len);
+
 /* Whole input in memory ("-" = stdin). Returns malloc'd bytes followed by a NUL (not counted
  * in *len), so text callers can parse it as a string; dies with exit 1 on failure. */
 unsigned char *cli_slurp(const char *path, size_t *len);
