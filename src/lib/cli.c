@@ -104,14 +104,6 @@ int cli_num_to_ll(double x, long long lo, long long hi, long long *out, char *wh
     return 0;
 }
 
-long cli_text_nul_line(const unsigned char *buf, size_t len) {
-    const unsigned char *nul = memchr(buf, 0, len);
-    if (!nul) return 0;
-    long line = 1;
-    for (const unsigned char *p = buf; p < nul; p++) line += *p == '\n';
-    return line;
-}
-
 int cli_is_stdio(const char *path) { return path && strcmp(path, "-") == 0; }
 const char *cli_display_name(const char *path) { return cli_is_stdio(path) ? "(stdin)" : path; }
 
@@ -132,6 +124,16 @@ unsigned char *cli_slurp(const char *path, size_t *len) {
     buf[n] = 0;
     *len = n;
     return buf;
+}
+
+char *cli_slurp_text(const char *path, size_t *len) {
+    unsigned char *buf = cli_slurp(path, len);
+    const unsigned char *nul = memchr(buf, 0, *len);
+    if (!nul) return (char *)buf;
+    long line = 1;
+    for (const unsigned char *p = buf; p < nul; p++) line += *p == '\n';
+    free(buf);
+    die_data(path, "line %ld: NUL byte (a binary file, not text?)", line);
 }
 
 /* Registered outputs: final path and temporary path, removed on abort. */

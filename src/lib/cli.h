@@ -31,13 +31,13 @@ uint64_t cli_parse_u64(const char *opt, const char *s);
  * integer" / "is NaN" / "<value> is out of range [lo, hi]", for the caller to prefix with the key.
  * Casting a double outside the target range is undefined behaviour, so no reader casts itself. */
 int cli_num_to_ll(double x, long long lo, long long hi, long long *out, char *why, size_t whylen);
-/* Text inputs: -1 and the 1-based line of the first NUL byte, or 0 when there is none (a NUL would
- * silently end every string-based parser early). */
-long cli_text_nul_line(const unsigned char *buf, size_t len);
 
 /* Whole input in memory ("-" = stdin). Returns malloc'd bytes followed by a NUL (not counted
  * in *len), so text callers can parse it as a string; dies with exit 1 on failure. */
 unsigned char *cli_slurp(const char *path, size_t *len);
+/* A text input parsed line by line (recipes, id lists, masks, tables): as cli_slurp, but a NUL
+ * byte is fatal, naming its line, since string parsing would silently stop there. */
+char *cli_slurp_text(const char *path, size_t *len);
 int cli_is_stdio(const char *path);       /* path is "-" */
 const char *cli_display_name(const char *path); /* "-" shows as "(stdin)" */
 
