@@ -35,13 +35,21 @@ static void vmessage(const char *file, const char *fmt, va_list ap) {
         fprintf(stderr, "%s: %s\n", g_prog, msg);
 }
 
+static void (*g_exit_hook)(int);
+void cli_set_exit_hook(void (*hook)(int status)) { g_exit_hook = hook; }
+
+static _Noreturn void die_exit(int status) {
+    if (g_exit_hook) g_exit_hook(status);
+    exit(status);
+}
+
 void die_usage(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vmessage(NULL, fmt, ap);
     va_end(ap);
     cli_out_abort_all();
-    exit(EXIT_USAGE);
+    die_exit(EXIT_USAGE);
 }
 
 void die_data(const char *file, const char *fmt, ...) {
@@ -50,7 +58,7 @@ void die_data(const char *file, const char *fmt, ...) {
     vmessage(file, fmt, ap);
     va_end(ap);
     cli_out_abort_all();
-    exit(EXIT_DATA);
+    die_exit(EXIT_DATA);
 }
 
 void cli_err_prefix(char *err, size_t errlen, const char *path) {

@@ -18,6 +18,9 @@ _Noreturn void die_usage(const char *fmt, ...) __attribute__((format(printf, 1, 
 /* "prog: file: msg", exit 1; removes every uncommitted output file first */
 _Noreturn void die_data(const char *file, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cli_print_version(void);
+/* For the fuzz harnesses only (tests/fuzz): die_* call hook(status) instead of exit(), so that a
+ * harness can longjmp back and try the next input; the hook must not return. NULL restores exit. */
+void cli_set_exit_hook(void (*hook)(int status));
 /* Prefix a loader's error message with the file it concerns: "path: message" in place. */
 void cli_err_prefix(char *err, size_t errlen, const char *path);             /* "prog (attncoda) 0.1.0" on stdout */
 
