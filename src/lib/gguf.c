@@ -368,10 +368,6 @@ static int num_at(const uint8_t *p, uint32_t t, double *d)
 static int int_at(const uint8_t *p, uint32_t t, int64_t *out, char *why, size_t whylen)
 {
     double d;
-    if (t == GGUF_BOOL) {
-        snprintf(why, whylen, "a boolean is not an integer");
-        return -2;
-    }
     if (t == GGUF_I64 || t == GGUF_U64) {
         uint64_t u;
         memcpy(&u, p, 8);
@@ -596,6 +592,11 @@ static int meta_int(const gguf_file *g, const char *arch, const char *suffix, in
     int64_t v;
     snprintf(key, sizeof key, "%s.%s", arch, suffix);
     int r = gguf_get_int(g, key, &v, why, sizeof why);
+    const gguf_kv *kv = gguf_find(g, key);
+    if (kv && kv->type == GGUF_BOOL) {   /* a size or count is never true/false */
+        r = -2;
+        snprintf(why, sizeof why, "a boolean, expected an integer");
+    }
     if (r == -2) {
         snprintf(err, errlen, "metadata '%s': %s", key, why);
         return -1;

@@ -52,8 +52,8 @@ void gguf_close(gguf_file *g);
 const gguf_kv *gguf_find(const gguf_file *g, const char *key);
 /* Scalars of any integer / float / bool type, converted; 0 ok, -1 absent or not a number. */
 int gguf_get_i64(const gguf_file *g, const char *key, int64_t *out);
-/* An integer: 0 ok; -1 absent or not a number; -2 a boolean, or a float that is not an integer in
- * int64 (through cli_num_to_ll). why gets the reason, with the value. gguf_get_i64 is this
+/* An integer (a boolean reads as 0/1): 0 ok; -1 absent or not a number; -2 a float that is not an
+ * integer in int64, or a u64 beyond it (floats go through cli_num_to_ll). why gets the reason, with the value. gguf_get_i64 is this
  * without the reason. */
 int gguf_get_int(const gguf_file *g, const char *key, int64_t *out, char *why, size_t whylen);
 /* Element i of a numeric array as an integer, as gguf_get_int. */

@@ -57,7 +57,10 @@ static void ctx_fail(hf_ctx *c, const char *fmt, ...) {
 static const char *const REAL_KEY_WORDS[] = {"eps", "theta", "factor", "pct", "rotary_emb_base", "scal",
                                              "softcap", "multiplier"};
 static const char *const FLAG_KEYS[] = {"tie_word_embeddings", "use_parallel_residual", "attention_bias",
-                                        "mlp_bias", "use_sliding_window", "scale_attn_by_inverse_layer_idx"};
+                                        "mlp_bias", "use_sliding_window", "scale_attn_by_inverse_layer_idx",
+                                        "qk_layernorm", "use_qk_norm", "do_layer_norm_before", "enable_bias",
+                                        "layer_norm_elementwise_affine", "parallel_attn", "new_decoder_architecture",
+                                        "multi_query", "bias", "alibi", "use_bidirectional_attention"};
 
 static int is_flag_key(const char *k) {
     for (size_t i = 0; i < sizeof FLAG_KEYS / sizeof FLAG_KEYS[0]; i++)
