@@ -52,10 +52,11 @@ static void ctx_fail(hf_ctx *c, const char *fmt, ...) {
 /* ---- config.json ------------------------------------------------------------------------- */
 
 /* config.json numbers are integers unless the key names a real quantity: callers cast integer keys
- * to int, so cfg_number checks that such a value (or the default standing in for it) is an integer
+ * to int, so cfg_check makes sure that such a value (or the default standing in for it) is an integer
  * that fits, and only the flags may also be true/false. */
 static const char *const REAL_KEY_WORDS[] = {"eps", "theta", "factor", "pct", "rotary_emb_base", "scal",
-                                             "softcap", "multiplier"};
+                                             "softcap", "multiplier", "fraction", "ratio", "dropout", "pdrop",
+                                             "range", "coef", "temperature"};
 static const char *const FLAG_KEYS[] = {"tie_word_embeddings", "use_parallel_residual", "attention_bias",
                                         "mlp_bias", "use_sliding_window", "scale_attn_by_inverse_layer_idx",
                                         "qk_layernorm", "use_qk_norm", "do_layer_norm_before", "enable_bias",
