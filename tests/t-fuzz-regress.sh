@@ -90,3 +90,10 @@ expect_error "empty --mask file" 1 "mask_empty.txt: empty mask file" "$out" \
 printf 'x%.0s' $(seq 300) >"$T/corpus.txt"
 expect_error "recipe with a NUL byte" 1 "recipe_nul.conf: line [0-9]+: NUL byte" "$T/model" \
     "$BIN/train" --config "$R/recipe_nul.conf" --train "$T/corpus.txt" --valid "$T/corpus.txt" --out "$T/model"
+
+# --- found by make fuzz (replayed through the programs; make sanitize sees any UB report) ---
+# fuzz_llama2c: two empty pieces made the pair search memcpy into a NULL buffer (UBSan)
+printf 'In the beginning\n' >"$T/story.txt"
+check "tokenize: a llama2.c tokenizer with empty pieces encodes cleanly" \
+    bash -c '"$1" --tokenizer "$2" -o "$3" "$4" 2>"$3.err" && [ -s "$3" ] && [ ! -s "$3.err" ]' _ \
+    "$BIN/tokenize" "$R/fuzz_llama2c-empty-pieces.bin" "$T/ep.ids" "$T/story.txt"

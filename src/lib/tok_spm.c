@@ -191,8 +191,8 @@ static void try_pair(const spm *s, symbols *sy, heap *h, int l, int r)
     if (l < 0 || r < 0)
         return;
     size_t a = s->len[sy->id[l]], b = s->len[sy->id[r]];
-    if (a + b > sy->bufcap) {
-        sy->bufcap = 2 * (a + b);
+    if (a + b + 1 > sy->bufcap) {         /* + 1: two empty pieces still need a buffer */
+        sy->bufcap = 2 * (a + b + 1);
         sy->buf = realloc(sy->buf, sy->bufcap);
     }
     memcpy(sy->buf, s->piece[sy->id[l]], a);
