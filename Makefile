@@ -4,7 +4,8 @@
 #   make check    compare results/$(PROFILE) against expected/$(PROFILE)
 #   make fetch    download the optional inputs (DATA_DIR, HF_MODELS_DIR; pipelines/fetch.tsv)
 #   make bench    speed figures (printed, never asserted)
-#   make sanitize the test suite under ASan+UBSan
+#   make sanitize the test suite under ASan+UBSan (float-cast-overflow included)
+#   make fuzz     the libFuzzer harnesses of tests/fuzz, FUZZ_SECONDS each (docs/FUZZING.md)
 .DELETE_ON_ERROR:
 .SUFFIXES:
 SHELL := /bin/bash
@@ -36,6 +37,7 @@ RUN_PKGS  := configs/debian-packages-run.txt
 TEST_PKGS := configs/debian-packages-test.txt
 DEPS_OK      := $(BUILD)/.deps-ok
 TEST_DEPS_OK := $(BUILD)/.test-deps-ok
+FUZZ_PKGS    := configs/debian-packages-fuzz.txt
 
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -ffp-contract=off -fopenmp -Isrc/lib \
              $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(CFLAGS) $(SANFLAGS)
@@ -54,7 +56,7 @@ UNITS    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 # program and so redo every result that depends on one.
 .SECONDARY: $(patsubst src/%.c,$(BUILD)/prog/%.o,$(PROG_SRC)) $(patsubst %,%.o,$(UNITS))
 
-.PHONY: build deps test-deps test unit sanitize bench clean distclean all check fetch
+.PHONY: build deps test-deps test unit sanitize fuzz fuzz-build bench clean distclean all check fetch
 build: $(PROGS) $(UNITS)
 
 deps: $(DEPS_OK)
@@ -103,7 +105,58 @@ unit: build $(TEST_DEPS_OK)
 
 sanitize:
 	$(MAKE) BUILD=build/san BIN=build/san/bin OPT='-O1 -g -fno-omit-frame-pointer' \
-	    SANFLAGS='-fsanitize=address,undefined -fno-sanitize-recover=undefined' unit
+	    SANFLAGS='-fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=undefined,float-cast-overflow' unit
+
+# Fuzzing (docs/FUZZING.md): one clang libFuzzer harness per reader (tests/fuzz/fuzz_*.c), linked
+# against the library built with clang under ASan, UBSan and float-cast-overflow. Each runs
+# FUZZ_SECONDS from the seeds (tests/fuzz/seeds.sh) plus its own growing corpus; any crash,
+# sanitizer report or leak fails, leaving the input in build/fuzz/artifacts. Not part of make test.
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 10
+FUZZ_BUILD   := build/fuzz
+FUZZ_SAN     := -fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all
+FUZZ_SRC     := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZERS      := $(patsubst tests/fuzz/%.c,$(FUZZ_BUILD)/bin/%,$(FUZZ_SRC))
+# Readers that report bad data by exiting (die_*) are resumed by a longjmp, which drops what they
+# held; their leaks would be the harness's, so only the returning readers are leak-checked.
+FUZZ_NOLEAK  := fuzz_attention fuzz_recipe fuzz_ids_mask
+
+$(FUZZ_BUILD)/.fuzz-deps-ok: $(FUZZ_PKGS) pipelines/install-deps.sh | $(DEPS_OK)
+	@mkdir -p $(@D)
+	@sh pipelines/install-deps.sh $(FUZZ_PKGS)
+	@touch $@
+
+ifneq ($(BUILD),$(FUZZ_BUILD))
+$(FUZZ_BUILD)/libattncoda.a: FORCE | $(FUZZ_BUILD)/.fuzz-deps-ok
+	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) OPT='-O1 -g -fno-omit-frame-pointer' \
+	    SANFLAGS='-fsanitize=fuzzer-no-link $(FUZZ_SAN) -Wno-pass-failed' $@
+endif
+FORCE:
+.PHONY: FORCE
+
+$(FUZZ_BUILD)/bin/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(FUZZ_BUILD)/libattncoda.a
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(filter-out $(CFLAGS) $(SANFLAGS),$(ALL_CFLAGS)) -O1 -g -fsanitize=fuzzer $(FUZZ_SAN) \
+	    -o $@ $< $(FUZZ_BUILD)/libattncoda.a $(LDLIBS)
+
+fuzz-build: $(FUZZERS)
+
+fuzz: $(FUZZERS)
+	@rm -rf $(FUZZ_BUILD)/seeds && bash tests/fuzz/seeds.sh $(FUZZ_BUILD)/seeds
+	@set -o pipefail; mkdir -p $(FUZZ_BUILD)/artifacts $(FUZZ_BUILD)/logs; fail=0; \
+	for f in $(FUZZERS); do n=$$(basename $$f); leak=1; \
+	    case " $(FUZZ_NOLEAK) " in *" $$n "*) leak=0;; esac; \
+	    mkdir -p $(FUZZ_BUILD)/corpus/$$n; \
+	    if ASAN_OPTIONS=detect_leaks=$$leak $$f -max_total_time=$(FUZZ_SECONDS) -timeout=20 -rss_limit_mb=4096 -close_fd_mask=3 \
+	        -detect_leaks=$$leak -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/artifacts/$$n- \
+	        $(FUZZ_BUILD)/corpus/$$n $(FUZZ_BUILD)/seeds/$$n > $(FUZZ_BUILD)/logs/$$n.log 2>&1; then r=ok; \
+	    else r=FAILED; fail=1; fi; \
+	    printf '%-16s %-6s %10s runs in %4s s, corpus %s\n' $$n $$r \
+	        "$$(sed -n 's/^stat::number_of_executed_units: *//p' $(FUZZ_BUILD)/logs/$$n.log | tail -1)" \
+	        "$$(sed -n 's/^stat::.*total_time.*: *//p; s/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' $(FUZZ_BUILD)/logs/$$n.log | tail -1)" \
+	        "$$(ls $(FUZZ_BUILD)/corpus/$$n | wc -l)"; \
+	    [ $$r = ok ] || grep -E 'ERROR|runtime error|SUMMARY' $(FUZZ_BUILD)/logs/$$n.log | head -5; \
+	done; exit $$fail
 
 clean:
 	rm -rf $(BUILD) $(BIN)/* results

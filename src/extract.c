@@ -174,7 +174,7 @@ static void read_ids(const opts *o, const model *m, batch *b) {
     static char *buf;
     static int *lens;
     static int32_t *all;
-    buf = (char *)cli_slurp(o->ids, &len);
+    buf = cli_slurp_text(o->ids, &len);
     cli_sha256_hex(buf, len, b->sha);
     int cap = 0, nseq = 0;
     size_t nall = 0, allcap = 0;
@@ -281,7 +281,7 @@ static void read_text(const opts *o, const model *m, const char *tokpath, batch 
     if (!len) die_data(o->text, "empty text");
     char err[1024];
     tok *tk = tok_load(tokpath, m->cfg.model_type, err, sizeof err);
-    if (!tk) die_data(NULL, "%s", err);
+    if (!tk || tok_check_model_vocab(tk, tokpath, m->cfg.vocab, err, sizeof err)) die_data(NULL, "%s", err);
     int n = tok_encode(tk, (const char *)text, len, &ids);
     free(text);
     text = NULL;
@@ -318,7 +318,9 @@ static void read_text(const opts *o, const model *m, const char *tokpath, batch 
 static uint8_t *read_mask(const char *path, const model_config *c) {
     size_t len;
     static char *buf;   /* static: reachable on error exits */
-    buf = (char *)cli_slurp(path, &len);
+    buf = cli_slurp_text(path, &len);
+    /* a file with only comments prunes nothing; a zero-byte one is more likely a failed write */
+    if (!len) die_data(path, "empty mask file (a mask that prunes nothing still has a comment line)");
     static uint8_t *keep;
     keep = xmalloc((size_t)c->n_layer * c->n_head);
     memset(keep, 1, (size_t)c->n_layer * c->n_head);

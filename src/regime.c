@@ -150,7 +150,7 @@ static const char *obs_name(int v) { return v < 0 ? "-" : v ? "unsafe" : "safe";
 
 static void read_conf(const char *path, double *lo, double *hi) {
     size_t len;
-    char *buf = (char *)cli_slurp(path, &len), *save = NULL;
+    char *buf = cli_slurp_text(path, &len), *save = NULL;
     int got = 0;
     for (char *ln = strtok_r(buf, "\n", &save); ln; ln = strtok_r(NULL, "\n", &save)) {
         if (ln[0] == '#' || ln[0] == 0) continue;

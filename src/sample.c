@@ -204,7 +204,7 @@ int main(int argc, char **argv)
     if (o.text_out) {
         tok_path = o.tokenizer ? xstrdup(o.tokenizer) : default_tokenizer(o.model);
         tk = tok_load(tok_path, m->cfg.model_type, err, sizeof err);
-        if (!tk)
+        if (!tk || tok_check_model_vocab(tk, tok_path, m->cfg.vocab, err, sizeof err))
             die_data(NULL, "%s", err);
     }
     /* Parallel over sequences; OpenBLAS single-threaded inside (model_set_threads). */

@@ -101,7 +101,7 @@ static tols read_tols(const char *path) {
     tols ts = {0};
     if (!path) return ts;
     size_t len;
-    char *buf = (char *)cli_slurp(path, &len), *save = NULL;
+    char *buf = cli_slurp_text(path, &len), *save = NULL;
     int lineno = 0;
     for (char *ln = strtok_r(buf, "\n", &save); ln; ln = strtok_r(NULL, "\n", &save)) {
         lineno++;

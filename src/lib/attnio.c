@@ -74,6 +74,10 @@ static void check_shapes(attn_reader *r) {
         r->valid = xmalloc((size_t)m->S * m->T);
         for (size_t i = 0; i < (size_t)m->S * m->T; i++) r->valid[i] = v[i] != 0;
         free(v);
+        /* a sequence without a valid token has no rows, and its head statistics would be 0/0 */
+        for (int s = 0; s < m->S; s++)
+            if (!memchr(r->valid + (size_t)s * m->T, 1, (size_t)m->T))
+                die_data(r->path, "dataset 'valid': sequence %d has no valid token", s);
     }
 }
 

@@ -35,13 +35,21 @@ static void vmessage(const char *file, const char *fmt, va_list ap) {
         fprintf(stderr, "%s: %s\n", g_prog, msg);
 }
 
+static void (*g_exit_hook)(int);
+void cli_set_exit_hook(void (*hook)(int status)) { g_exit_hook = hook; }
+
+static _Noreturn void die_exit(int status) {
+    if (g_exit_hook) g_exit_hook(status);
+    exit(status);
+}
+
 void die_usage(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vmessage(NULL, fmt, ap);
     va_end(ap);
     cli_out_abort_all();
-    exit(EXIT_USAGE);
+    die_exit(EXIT_USAGE);
 }
 
 void die_data(const char *file, const char *fmt, ...) {
@@ -50,7 +58,7 @@ void die_data(const char *file, const char *fmt, ...) {
     vmessage(file, fmt, ap);
     va_end(ap);
     cli_out_abort_all();
-    exit(EXIT_DATA);
+    die_exit(EXIT_DATA);
 }
 
 void cli_err_prefix(char *err, size_t errlen, const char *path) {
@@ -86,6 +94,24 @@ uint64_t cli_parse_u64(const char *opt, const char *s) {
     return (uint64_t)v;
 }
 
+int cli_num_to_ll(double x, long long lo, long long hi, long long *out, char *why, size_t whylen) {
+    if (isnan(x)) {
+        snprintf(why, whylen, "NaN is not an integer");
+        return -1;
+    }
+    if (x != floor(x)) {   /* ±Inf passes here and is out of range below */
+        snprintf(why, whylen, "%.17g is not an integer", x);
+        return -1;
+    }
+    /* 2^63 is exact as a double; LLONG_MAX is not, so compare before converting */
+    if (x < -9223372036854775808.0 || x >= 9223372036854775808.0 || (long long)x < lo || (long long)x > hi) {
+        snprintf(why, whylen, "%.17g is out of range [%lld, %lld]", x, lo, hi);
+        return -1;
+    }
+    *out = (long long)x;
+    return 0;
+}
+
 int cli_is_stdio(const char *path) { return path && strcmp(path, "-") == 0; }
 const char *cli_display_name(const char *path) { return cli_is_stdio(path) ? "(stdin)" : path; }
 
@@ -106,6 +132,16 @@ unsigned char *cli_slurp(const char *path, size_t *len) {
     buf[n] = 0;
     *len = n;
     return buf;
+}
+
+char *cli_slurp_text(const char *path, size_t *len) {
+    unsigned char *buf = cli_slurp(path, len);
+    const unsigned char *nul = memchr(buf, 0, *len);
+    if (!nul) return (char *)buf;
+    long line = 1;
+    for (const unsigned char *p = buf; p < nul; p++) line += *p == '\n';
+    free(buf);
+    die_data(path, "line %ld: NUL byte (a binary file, not text?)", line);
 }
 
 /* Registered outputs: final path and temporary path, removed on abort. */

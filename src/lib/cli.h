@@ -18,6 +18,9 @@ _Noreturn void die_usage(const char *fmt, ...) __attribute__((format(printf, 1, 
 /* "prog: file: msg", exit 1; removes every uncommitted output file first */
 _Noreturn void die_data(const char *file, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cli_print_version(void);
+/* For the fuzz harnesses only (tests/fuzz): die_* call hook(status) instead of exit(), so that a
+ * harness can longjmp back and try the next input; the hook must not return. NULL restores exit. */
+void cli_set_exit_hook(void (*hook)(int status));
 /* Prefix a loader's error message with the file it concerns: "path: message" in place. */
 void cli_err_prefix(char *err, size_t errlen, const char *path);             /* "prog (attncoda) 0.1.0" on stdout */
 
@@ -26,9 +29,18 @@ long   cli_parse_long(const char *opt, const char *s, long lo, long hi);
 double cli_parse_double(const char *opt, const char *s, double lo, double hi);
 uint64_t cli_parse_u64(const char *opt, const char *s);
 
+/* The one checked number-to-integer conversion for every integer read from a file (JSON, GGUF,
+ * text): 0 and *out = x when x is an integer in [lo, hi]; else -1 with why = "<value> is not an
+ * integer" / "is NaN" / "<value> is out of range [lo, hi]", for the caller to prefix with the key.
+ * Casting a double outside the target range is undefined behaviour, so no reader casts itself. */
+int cli_num_to_ll(double x, long long lo, long long hi, long long *out, char *why, size_t whylen);
+
 /* Whole input in memory ("-" = stdin). Returns malloc'd bytes followed by a NUL (not counted
  * in *len), so text callers can parse it as a string; dies with exit 1 on failure. */
 unsigned char *cli_slurp(const char *path, size_t *len);
+/* A text input parsed line by line (recipes, id lists, masks, tables): as cli_slurp, but a NUL
+ * byte is fatal, naming its line, since string parsing would silently stop there. */
+char *cli_slurp_text(const char *path, size_t *len);
 int cli_is_stdio(const char *path);       /* path is "-" */
 const char *cli_display_name(const char *path); /* "-" shows as "(stdin)" */
 

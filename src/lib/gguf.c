@@ -338,8 +338,8 @@ const gguf_kv *gguf_find(const gguf_file *g, const char *key)
     return NULL;
 }
 
-/* Scalar at p of type t as double / int64 (unaligned reads through memcpy). */
-static int num_at(const uint8_t *p, uint32_t t, double *d, int64_t *i)
+/* Scalar at p of type t as a double (unaligned reads through memcpy). -1: not a number. */
+static int num_at(const uint8_t *p, uint32_t t, double *d)
 {
     union { uint8_t u8; int8_t i8; uint16_t u16; int16_t i16; uint32_t u32; int32_t i32;
             float f32; uint64_t u64; int64_t i64; double f64; } v;
@@ -348,33 +348,68 @@ static int num_at(const uint8_t *p, uint32_t t, double *d, int64_t *i)
         return -1;
     memcpy(&v, p, es);
     switch (t) {
-    case GGUF_U8: case GGUF_BOOL: *i = v.u8; *d = v.u8; break;
-    case GGUF_I8: *i = v.i8; *d = v.i8; break;
-    case GGUF_U16: *i = v.u16; *d = v.u16; break;
-    case GGUF_I16: *i = v.i16; *d = v.i16; break;
-    case GGUF_U32: *i = v.u32; *d = v.u32; break;
-    case GGUF_I32: *i = v.i32; *d = v.i32; break;
-    case GGUF_U64: *i = v.u64 > INT64_MAX ? -1 : (int64_t)v.u64; *d = (double)v.u64; break;
-    case GGUF_I64: *i = v.i64; *d = (double)v.i64; break;
-    case GGUF_F32: *d = v.f32; *i = (int64_t)v.f32; break;
-    case GGUF_F64: *d = v.f64; *i = (int64_t)v.f64; break;
+    case GGUF_U8: case GGUF_BOOL: *d = v.u8; break;
+    case GGUF_I8: *d = v.i8; break;
+    case GGUF_U16: *d = v.u16; break;
+    case GGUF_I16: *d = v.i16; break;
+    case GGUF_U32: *d = v.u32; break;
+    case GGUF_I32: *d = v.i32; break;
+    case GGUF_U64: *d = (double)v.u64; break;
+    case GGUF_I64: *d = (double)v.i64; break;
+    case GGUF_F32: *d = v.f32; break;
+    case GGUF_F64: *d = v.f64; break;
     default: return -1;
     }
     return 0;
 }
 
-int gguf_get_i64(const gguf_file *g, const char *key, int64_t *out)
+/* Integer at p of type t: 64-bit integers exactly, floats only through the checked conversion.
+ * -1: not a number; -2: not an integer in int64 (why says so, with the value). */
+static int int_at(const uint8_t *p, uint32_t t, int64_t *out, char *why, size_t whylen)
+{
+    double d;
+    if (t == GGUF_I64 || t == GGUF_U64) {
+        uint64_t u;
+        memcpy(&u, p, 8);
+        if (t == GGUF_U64 && u > INT64_MAX) {
+            snprintf(why, whylen, "%llu is out of range", (unsigned long long)u);
+            return -2;
+        }
+        memcpy(out, &u, 8);
+        return 0;
+    }
+    if (num_at(p, t, &d) < 0)
+        return -1;
+    long long v;
+    if (cli_num_to_ll(d, INT64_MIN, INT64_MAX, &v, why, whylen) < 0)
+        return -2;
+    *out = v;
+    return 0;
+}
+
+int gguf_get_int(const gguf_file *g, const char *key, int64_t *out, char *why, size_t whylen)
 {
     const gguf_kv *kv = gguf_find(g, key);
-    double d;
-    return kv ? num_at(kv->data, kv->type, &d, out) : -1;
+    if (!kv) {
+        snprintf(why, whylen, "missing");
+        return -1;
+    }
+    int r = int_at(kv->data, kv->type, out, why, whylen);
+    if (r == -1)
+        snprintf(why, whylen, "not a number");
+    return r;
+}
+
+int gguf_get_i64(const gguf_file *g, const char *key, int64_t *out)
+{
+    char why[96];
+    return gguf_get_int(g, key, out, why, sizeof why);
 }
 
 int gguf_get_f64(const gguf_file *g, const char *key, double *out)
 {
     const gguf_kv *kv = gguf_find(g, key);
-    int64_t i;
-    return kv ? num_at(kv->data, kv->type, out, &i) : -1;
+    return kv ? num_at(kv->data, kv->type, out) : -1;
 }
 
 const char *gguf_get_str(const gguf_file *g, const char *key, uint64_t *len)
@@ -397,13 +432,21 @@ const char *gguf_arr_str(const gguf_kv *kv, uint64_t i, uint64_t *len)
 double gguf_arr_num(const gguf_kv *kv, uint64_t i)
 {
     double d = 0;
-    int64_t v;
     if (kv->type != GGUF_ARRAY || i >= kv->n)
         return 0;
     size_t es = scalar_size(kv->arr_type);
-    if (!es || num_at(kv->data + i * es, kv->arr_type, &d, &v) < 0)
+    if (!es || num_at(kv->data + i * es, kv->arr_type, &d) < 0)
         return 0;
     return d;
+}
+
+int gguf_arr_int(const gguf_kv *kv, uint64_t i, int64_t *out, char *why, size_t whylen)
+{
+    size_t es = kv->type == GGUF_ARRAY && i < kv->n ? scalar_size(kv->arr_type) : 0;
+    int r = es ? int_at(kv->data + i * es, kv->arr_type, out, why, whylen) : -1;
+    if (r == -1)
+        snprintf(why, whylen, "not a number");
+    return r;
 }
 
 const gguf_tensor *gguf_tensor_find(const gguf_file *g, const char *name)
@@ -545,10 +588,20 @@ static float *load_t(loader *L, int optional, long ne0, long ne1, const char *fm
 static int meta_int(const gguf_file *g, const char *arch, const char *suffix, int64_t def,
                     int64_t lo, int64_t hi, int *out, char *err, size_t errlen)
 {
-    char key[160];
+    char key[160], why[128];
     int64_t v;
     snprintf(key, sizeof key, "%s.%s", arch, suffix);
-    if (gguf_get_i64(g, key, &v) < 0) {
+    int r = gguf_get_int(g, key, &v, why, sizeof why);
+    const gguf_kv *kv = gguf_find(g, key);
+    if (kv && kv->type == GGUF_BOOL) {   /* a size or count is never true/false */
+        r = -2;
+        snprintf(why, sizeof why, "a boolean, expected an integer");
+    }
+    if (r == -2) {
+        snprintf(err, errlen, "metadata '%s': %s", key, why);
+        return -1;
+    }
+    if (r < 0) {
         if (def < 0) {
             snprintf(err, errlen, "missing or non-numeric metadata key '%s'", key);
             return -1;
@@ -564,12 +617,22 @@ static int meta_int(const gguf_file *g, const char *arch, const char *suffix, in
     return 0;
 }
 
-static double meta_f64(const gguf_file *g, const char *arch, const char *suffix, double def)
+/* A real-valued "<arch>.<suffix>" key (def when absent) that must lie in [lo, hi]: a NaN or
+ * negative epsilon or RoPE base would turn every attention row into NaN. */
+static int meta_real(const gguf_file *g, const char *arch, const char *suffix, double def, double lo,
+                     double hi, double *out, char *err, size_t errlen)
 {
     char key[160];
     double v;
     snprintf(key, sizeof key, "%s.%s", arch, suffix);
-    return gguf_get_f64(g, key, &v) < 0 ? def : v;
+    if (gguf_get_f64(g, key, &v) < 0)
+        v = def;
+    if (!(v >= lo && v <= hi)) {
+        snprintf(err, errlen, "metadata '%s' = %g is out of range [%g, %g]", key, v, lo, hi);
+        return -1;
+    }
+    *out = v;
+    return 0;
 }
 
 static int special_id(const gguf_file *g, const char *key, int vocab, int def)
@@ -613,7 +676,10 @@ static int rope_setup(loader *L, const char *arch, model_config *c)
         snprintf(L->err, L->errlen, "%s.rope.dimension_count %d is odd", arch, c->rotary_dim);
         return -1;
     }
-    c->rope_theta = (float)meta_f64(L->g, arch, "rope.freq_base", 10000.0);
+    double theta;
+    if (meta_real(L->g, arch, "rope.freq_base", 10000.0, 1e-3, 1e30, &theta, L->err, L->errlen) < 0)
+        return -1;
+    c->rope_theta = (float)theta;
     int half = c->rotary_dim / 2;
     float *f = L->o->inv_freq = malloc(half * sizeof *f);
     model_rope_default(f, c->rotary_dim, c->rope_theta);   /* as the HF loader computes it */
@@ -631,8 +697,10 @@ static int rope_setup(loader *L, const char *arch, model_config *c)
     snprintf(key, sizeof key, "%s.rope.scaling.type", arch);
     const char *st = gguf_get_str(L->g, key, &len);
     if (st && len == 6 && memcmp(st, "linear", 6) == 0) {
-        double fac = meta_f64(L->g, arch, "rope.scaling.factor", 1.0);
-        for (int i = 0; fac > 0 && i < half; i++)
+        double fac;
+        if (meta_real(L->g, arch, "rope.scaling.factor", 1.0, 1e-6, 1e6, &fac, L->err, L->errlen) < 0)
+            return -1;
+        for (int i = 0; i < half; i++)
             f[i] /= (float)fac;
     } else if (st && !(len == 4 && memcmp(st, "none", 4) == 0)) {
         snprintf(L->err, L->errlen, "RoPE scaling type '%.*s' is not supported", (int)len, st);
@@ -741,10 +809,17 @@ static int load_body(loader *L, model *m, const char *arch)
         snprintf(L->err, L->errlen, "missing or malformed tensor 'token_embd.weight'");
         return -1;
     }
+    if (te->ne[1] < 1 || te->ne[1] > INT32_MAX) {
+        snprintf(L->err, L->errlen, "tensor 'token_embd.weight' has %llu rows", (unsigned long long)te->ne[1]);
+        return -1;
+    }
     c->vocab = (int)te->ne[1];
     const char *eps_key = c->norm == NORM_RMS ? "attention.layer_norm_rms_epsilon"
                                               : "attention.layer_norm_epsilon";
-    c->norm_eps = (float)meta_f64(g, arch, eps_key, 1e-5);
+    double eps;
+    if (meta_real(g, arch, eps_key, 1e-5, 1e-30, 0.5, &eps, L->err, L->errlen) < 0)
+        return -1;
+    c->norm_eps = (float)eps;
     c->bos_id = special_id(g, "tokenizer.ggml.bos_token_id", c->vocab, c->family == FAM_LLAMA ? 1 : -1);
     c->eos_id = special_id(g, "tokenizer.ggml.eos_token_id", c->vocab, c->family == FAM_LLAMA ? 2 : -1);
     c->pad_id = special_id(g, "tokenizer.ggml.padding_token_id", c->vocab, -1);

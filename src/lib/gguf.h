@@ -52,6 +52,12 @@ void gguf_close(gguf_file *g);
 const gguf_kv *gguf_find(const gguf_file *g, const char *key);
 /* Scalars of any integer / float / bool type, converted; 0 ok, -1 absent or not a number. */
 int gguf_get_i64(const gguf_file *g, const char *key, int64_t *out);
+/* An integer (a boolean reads as 0/1): 0 ok; -1 absent or not a number; -2 a float that is not an
+ * integer in int64, or a u64 beyond it (floats go through cli_num_to_ll). why gets the reason, with the value. gguf_get_i64 is this
+ * without the reason. */
+int gguf_get_int(const gguf_file *g, const char *key, int64_t *out, char *why, size_t whylen);
+/* Element i of a numeric array as an integer, as gguf_get_int. */
+int gguf_arr_int(const gguf_kv *kv, uint64_t i, int64_t *out, char *why, size_t whylen);
 int gguf_get_f64(const gguf_file *g, const char *key, double *out);
 /* String value (scalar) or element i of a string array: pointer into the mapping + length. */
 const char *gguf_get_str(const gguf_file *g, const char *key, uint64_t *len);

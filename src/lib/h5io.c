@@ -36,9 +36,34 @@ static hid_t open_image(const char *path, char sha[65]) {
     return f;
 }
 
+/* Display names of the files h5io_open opened, so that an attribute reader given only an id can
+ * name the file in its error line. */
+#define MAX_OPENED 64
+static struct { hid_t f; char *name; } g_opened[MAX_OPENED];
+static int g_nopened;
+
+static void remember_name(hid_t f, const char *path) {
+    int slot = g_nopened++ % MAX_OPENED;
+    free(g_opened[slot].name);
+    g_opened[slot].f = f;
+    g_opened[slot].name = xstrdup(cli_display_name(path));
+}
+
+static const char *file_name(hid_t obj) {
+    for (int i = 0; i < MAX_OPENED; i++)
+        if (g_opened[i].name && g_opened[i].f == obj) return g_opened[i].name;
+    static char buf[1024];
+    if (H5Fget_name(obj, buf, sizeof buf) <= 0) snprintf(buf, sizeof buf, "(HDF5 file)");
+    return buf;
+}
+
 hid_t h5io_open(const char *path, char sha[65]) {
     h5io_quiet();
-    if (cli_is_stdio(path)) return open_image(path, sha);
+    if (cli_is_stdio(path)) {
+        hid_t f = open_image(path, sha);
+        remember_name(f, path);
+        return f;
+    }
     struct stat st;
     if (stat(path, &st) != 0) die_data(path, "cannot open: %s", strerror(errno));
     if (S_ISDIR(st.st_mode)) die_data(path, "is a directory, expected an HDF5 file");
@@ -47,6 +72,7 @@ hid_t h5io_open(const char *path, char sha[65]) {
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0) die_data(path, "truncated or corrupt HDF5 file");
     if (sha && cli_sha256_file(path, sha) != 0) die_data(path, "cannot read for checksum");
+    remember_name(f, path);
     return f;
 }
 
@@ -234,57 +260,102 @@ void h5io_attr_dbl(hid_t f, const char *obj, const char *key, double val) {
     attr_write(f, obj, key, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &val);
 }
 
-static hid_t attr_open(hid_t f, const char *obj, const char *key) {
+static const char *class_name(H5T_class_t c) {
+    switch (c) {
+    case H5T_INTEGER: return "an integer";
+    case H5T_FLOAT: return "a float";
+    case H5T_STRING: return "a string";
+    case H5T_ENUM: return "an enum (boolean?)";
+    case H5T_COMPOUND: return "a compound";
+    case H5T_ARRAY: return "an array type";
+    case H5T_VLEN: return "a variable-length sequence";
+    default: return "of an unsupported type";
+    }
+}
+
+/* An attribute opened for reading one value: it must be a scalar or a rank-1 array of length 1
+ * (h5py writes both), since H5Aread writes every element into the caller's single value. */
+static hid_t attr_open(hid_t f, const char *obj, const char *key, H5T_class_t *cls) {
     if (H5Aexists_by_name(f, obj, key, H5P_DEFAULT) <= 0) return -1;
-    return H5Aopen_by_name(f, obj, key, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t a = H5Aopen_by_name(f, obj, key, H5P_DEFAULT, H5P_DEFAULT);
+    if (a < 0) die_data(file_name(f), "cannot open attribute '%s'", key);
+    hid_t sp = H5Aget_space(a);
+    H5S_class_t sc = H5Sget_simple_extent_type(sp);
+    int rank = H5Sget_simple_extent_ndims(sp);
+    hssize_t n = H5Sget_simple_extent_npoints(sp);
+    H5Sclose(sp);
+    if (sc == H5S_NULL) die_data(file_name(f), "attribute '%s' holds no value (null dataspace)", key);
+    if (rank < 0 || rank > 1 || n != 1)
+        die_data(file_name(f), "attribute '%s' holds %lld values (rank %d), expected a single value", key,
+                 (long long)n, rank);
+    hid_t t = H5Aget_type(a);
+    *cls = H5Tget_class(t);
+    H5Tclose(t);
+    return a;
+}
+
+/* Longest fixed-size string attribute accepted (provenance chains are the longest real ones). */
+#define ATTR_STR_MAX ((size_t)64 << 20)
+
+static char *read_str(hid_t f, hid_t a, const char *key) {
+    hid_t t = H5Aget_type(a);
+    hid_t mt = H5Tcopy(H5T_C_S1);
+    H5Tset_cset(mt, H5Tget_cset(t));
+    char *out = NULL;
+    if (H5Tis_variable_str(t) > 0) {
+        char *v = NULL;
+        H5Tset_size(mt, H5T_VARIABLE);
+        if (H5Aread(a, mt, &v) >= 0) {
+            out = xstrdup(v ? v : "");
+            H5free_memory(v);
+        }
+    } else {
+        size_t n = H5Tget_size(t);
+        if (n == 0 || n > ATTR_STR_MAX)
+            die_data(file_name(f), "attribute '%s' is a fixed-size string of %zu bytes", key, n);
+        out = xcalloc(n + 1, 1);
+        H5Tset_size(mt, n + 1);
+        H5Tset_strpad(mt, H5T_STR_NULLTERM);
+        if (H5Aread(a, mt, out) < 0) {
+            free(out);
+            out = NULL;
+        }
+    }
+    H5Tclose(mt);
+    H5Tclose(t);
+    if (!out) die_data(file_name(f), "cannot read string attribute '%s'", key);
+    return out;
 }
 
 char *h5io_get_attr_str(hid_t f, const char *obj, const char *key) {
-    hid_t a = attr_open(f, obj, key);
+    H5T_class_t c;
+    hid_t a = attr_open(f, obj, key, &c);
     if (a < 0) return NULL;
-    hid_t t = H5Aget_type(a);
-    char *out = NULL;
-    if (H5Tget_class(t) == H5T_STRING) {
-        if (H5Tis_variable_str(t) > 0) {
-            char *v = NULL;
-            hid_t mt = H5Tcopy(H5T_C_S1);
-            H5Tset_size(mt, H5T_VARIABLE);
-            if (H5Aread(a, mt, &v) >= 0 && v) { out = xstrdup(v); H5free_memory(v); }
-            H5Tclose(mt);
-        } else {
-            size_t n = H5Tget_size(t);
-            out = xcalloc(n + 1, 1);
-            hid_t mt = H5Tcopy(H5T_C_S1);
-            H5Tset_size(mt, n + 1);
-            H5Tset_strpad(mt, H5T_STR_NULLTERM);
-            if (H5Aread(a, mt, out) < 0) { free(out); out = NULL; }
-            H5Tclose(mt);
-        }
-    }
-    H5Tclose(t);
+    if (c != H5T_STRING) die_data(file_name(f), "attribute '%s' is %s, expected a string", key, class_name(c));
+    char *out = read_str(f, a, key);
     H5Aclose(a);
     return out;
 }
 
 int h5io_get_attr_int(hid_t f, const char *obj, const char *key, long long *val) {
-    hid_t a = attr_open(f, obj, key);
+    H5T_class_t c;
+    hid_t a = attr_open(f, obj, key, &c);
     if (a < 0) return -1;
-    hid_t t = H5Aget_type(a);
-    int ok = H5Tget_class(t) == H5T_INTEGER && H5Aread(a, H5T_NATIVE_LLONG, val) >= 0;
-    H5Tclose(t);
+    if (c != H5T_INTEGER) die_data(file_name(f), "attribute '%s' is %s, expected an integer", key, class_name(c));
+    if (H5Aread(a, H5T_NATIVE_LLONG, val) < 0) die_data(file_name(f), "cannot read integer attribute '%s'", key);
     H5Aclose(a);
-    return ok ? 0 : -1;
+    return 0;
 }
 
 int h5io_get_attr_dbl(hid_t f, const char *obj, const char *key, double *val) {
-    hid_t a = attr_open(f, obj, key);
+    H5T_class_t c;
+    hid_t a = attr_open(f, obj, key, &c);
     if (a < 0) return -1;
-    hid_t t = H5Aget_type(a);
-    H5T_class_t c = H5Tget_class(t);
-    int ok = (c == H5T_FLOAT || c == H5T_INTEGER) && H5Aread(a, H5T_NATIVE_DOUBLE, val) >= 0;
-    H5Tclose(t);
+    if (c != H5T_FLOAT && c != H5T_INTEGER)
+        die_data(file_name(f), "attribute '%s' is %s, expected a number", key, class_name(c));
+    if (H5Aread(a, H5T_NATIVE_DOUBLE, val) < 0) die_data(file_name(f), "cannot read numeric attribute '%s'", key);
     H5Aclose(a);
-    return ok ? 0 : -1;
+    return 0;
 }
 
 void h5io_copy(hid_t src, const char *name, hid_t dst) {

@@ -3,11 +3,14 @@
  * new RoPE spellings (§0, §2), name prefixes (§1.6) and layouts (GPT-2 Conv1D transposed, NeoX
  * fused QKV de-interleaved). Every weight ends up float32 [out, in]. */
 #include <jansson.h>
+#include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -49,6 +52,49 @@ static void ctx_fail(hf_ctx *c, const char *fmt, ...) {
 
 /* ---- config.json ------------------------------------------------------------------------- */
 
+/* config.json numbers are integers unless the key names a real quantity: callers cast integer keys
+ * to int, so cfg_check makes sure that such a value (or the default standing in for it) is an integer
+ * that fits, and only the flags may also be true/false. */
+static const char *const REAL_KEY_WORDS[] = {"eps", "theta", "factor", "pct", "rotary_emb_base", "scal",
+                                             "softcap", "multiplier", "fraction", "ratio", "dropout", "pdrop",
+                                             "range", "coef", "temperature"};
+static const char *const FLAG_KEYS[] = {"tie_word_embeddings", "use_parallel_residual", "attention_bias",
+                                        "mlp_bias", "use_sliding_window", "scale_attn_by_inverse_layer_idx",
+                                        "qk_layernorm", "use_qk_norm", "do_layer_norm_before", "enable_bias",
+                                        "layer_norm_elementwise_affine", "parallel_attn", "new_decoder_architecture",
+                                        "multi_query", "bias", "alibi", "use_bidirectional_attention"};
+
+static int is_flag_key(const char *k) {
+    for (size_t i = 0; i < sizeof FLAG_KEYS / sizeof FLAG_KEYS[0]; i++)
+        if (!strcmp(k, FLAG_KEYS[i])) return 1;
+    return 0;
+}
+
+static int is_real_key(const char *k) {
+    for (size_t i = 0; i < sizeof REAL_KEY_WORDS / sizeof REAL_KEY_WORDS[0]; i++)
+        if (strstr(k, REAL_KEY_WORDS[i])) return 1;
+    return 0;
+}
+
+/* x as the value of key k (from the file, or its default when from_file is 0). */
+static double cfg_check(hf_ctx *c, const char *k, double x, int from_file) {
+    const char *src = from_file ? "" : " (default)";
+    if (is_real_key(k) && !is_flag_key(k)) {
+        if (strstr(k, "eps") && !(x > 0 && x < 1)) {
+            ctx_fail(c, "config.json: '%s' = %g%s must be in (0, 1)", k, x, src);
+            return 1e-5;
+        }
+        return x;
+    }
+    long long v;
+    char why[128];
+    if (cli_num_to_ll(x, is_flag_key(k) ? 0 : -INT_MAX, is_flag_key(k) ? 1 : INT_MAX, &v, why, sizeof why)) {
+        ctx_fail(c, "config.json: '%s'%s: %s", k, src, why);
+        return 0;
+    }
+    return (double)v;
+}
+
 /* First present numeric key of a NULL-terminated list in obj; def when none. null counts as
  * absent (GPT-2's n_inner: null). */
 static double cfg_num_in(hf_ctx *c, json_t *obj, double def, const char *key, ...) {
@@ -58,15 +104,24 @@ static double cfg_num_in(hf_ctx *c, json_t *obj, double def, const char *key, ..
         json_t *v = obj ? json_object_get(obj, k) : NULL;
         if (!v || json_is_null(v)) continue;
         va_end(ap);
-        if (json_is_number(v)) return json_number_value(v);
-        if (json_is_boolean(v)) return json_is_true(v);
-        ctx_fail(c, "config.json: '%s' is not a number", k);
+        if (json_is_number(v)) return cfg_check(c, k, json_number_value(v), 1);
+        if (json_is_boolean(v) && is_flag_key(k)) return json_is_true(v);
+        ctx_fail(c, "config.json: '%s' is %s, expected a number", k, json_is_boolean(v) ? "a boolean" : "not a number");
         return def;
     }
     va_end(ap);
-    return def;
+    return cfg_check(c, key, def, 0);
 }
 #define CFG(c, def, ...) cfg_num_in((c), (c)->cfg, (def), __VA_ARGS__, (const char *)NULL)
+
+/* What Hugging Face itself refuses when it builds the model, so it is refused here as well. */
+static void cfg_check_model(hf_ctx *c, const model_config *k) {
+    int split_heads = k->family == FAM_GPT2 || k->family == FAM_BERT || k->family == FAM_NEOX;
+    if (split_heads && k->n_head > 0 && k->d_model % k->n_head)
+        ctx_fail(c, "config.json: the hidden size %d is not a multiple of the head count %d", k->d_model, k->n_head);
+    if (k->family == FAM_BERT && k->vocab > 0 && (k->pad_id < 0 || k->pad_id >= k->vocab))
+        ctx_fail(c, "config.json: 'pad_token_id' = %d is outside the vocabulary [0, %d)", k->pad_id, k->vocab);
+}
 
 static const char *cfg_str(json_t *obj, const char *key, const char *def) {
     json_t *v = obj ? json_object_get(obj, key) : NULL;
@@ -121,6 +176,10 @@ static void parse_rope(hf_ctx *c, model_config *k) {
     if (theta == 0) theta = neox ? CFG(c, 10000, "rope_theta", "rotary_emb_base") : CFG(c, 10000, "rope_theta");
     double pf = cfg_num_in(c, rp, 0, "partial_rotary_factor", (const char *)NULL);
     if (pf == 0) pf = neox ? CFG(c, 0.25, "partial_rotary_factor", "rotary_pct") : CFG(c, 1.0, "partial_rotary_factor");
+    if (!(theta > 0 && theta < FLT_MAX && pf > 0 && pf <= 1)) {
+        ctx_fail(c, "config.json: bad RoPE settings (theta %g, partial rotary factor %g)", theta, pf);
+        return;
+    }
     k->rope_theta = (float)theta;
     k->rotary_dim = (int)(k->head_dim * pf);
     k->rotary_dim -= k->rotary_dim % 2;
@@ -251,6 +310,7 @@ static void parse_config(hf_ctx *c, model_config *k) {
     }
     k->pad_id = (int)CFG(c, k->family == FAM_BERT ? 0 : -1, "pad_token_id");
     parse_act(c, act, &k->act);
+    cfg_check_model(c, k);
     if (k->d_model <= 0 || k->n_layer <= 0 || k->n_head <= 0 || k->n_kv_head <= 0 || k->head_dim <= 0 ||
         k->d_ff <= 0 || k->vocab <= 0 || k->max_pos <= 0 || k->n_head % k->n_kv_head)
         ctx_fail(c, "config.json: sizes missing or inconsistent (hidden %d, layers %d, heads %d/%d, "
@@ -553,9 +613,11 @@ model *model_load_hf(const char *dir, char *err, size_t errlen) {
     char path[4096];
     snprintf(path, sizeof path, "%s/config.json", dir);
     json_error_t je;
-    c.cfg = json_load_file(path, 0, &je);
+    struct stat st;
+    int is_dir = stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+    c.cfg = is_dir ? NULL : json_load_file(path, 0, &je);
     if (!json_is_object(c.cfg)) {
-        snprintf(err, errlen, "%s: %s", path, c.cfg ? "not a JSON object" : je.text);
+        snprintf(err, errlen, "%s: %s", path, is_dir ? "is a directory, expected a JSON file" : c.cfg ? "not a JSON object" : je.text);
     } else {
         if (add_file(m, path, err, errlen)) c.failed = 1;
         if (!c.failed) parse_config(&c, &m->cfg);

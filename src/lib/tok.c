@@ -653,6 +653,13 @@ int tok_decode_piece(const tok *t, int32_t prev, int32_t id, char *buf, int cap)
     return t->ops->decode_piece(t, prev, id, buf, cap);
 }
 int tok_vocab_size(const tok *t) { return t->vocab; }
+
+int tok_check_model_vocab(const tok *t, const char *path, int model_vocab, char *why, size_t whylen) {
+    if (!ends_with(path, ".bin") || t->vocab == model_vocab) return 0;
+    snprintf(why, whylen, "%s: llama2.c tokenizer has %d pieces, the model's vocabulary has %d", path, t->vocab,
+             model_vocab);
+    return -1;
+}
 int tok_bos(const tok *t) { return t->bos; }
 int tok_eos(const tok *t) { return t->eos; }
 int tok_cls(const tok *t) { return t->cls; }

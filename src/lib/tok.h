@@ -18,6 +18,10 @@ int tok_encode(const tok *t, const char *text, size_t len, int32_t **ids);
 /* Decode one id to its bytes (for sampling output); returns length written (≤ cap). */
 int tok_decode_piece(const tok *t, int32_t prev, int32_t id, char *buf, int cap);
 int tok_vocab_size(const tok *t);
+/* 0 when the tokenizer loaded from path fits a model of model_vocab tokens, else -1 and a reason.
+ * A llama2.c tok*.bin holds exactly one piece per model token (run.c reads vocab_size of them),
+ * so a shorter or longer one belongs to another model. */
+int tok_check_model_vocab(const tok *t, const char *path, int model_vocab, char *why, size_t whylen);
 int tok_bos(const tok *t);    /* -1 when none */
 int tok_eos(const tok *t);
 int tok_cls(const tok *t);    /* BERT [CLS] / [SEP] / [PAD]; -1 elsewhere */

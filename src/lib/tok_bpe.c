@@ -423,6 +423,12 @@ static int load_vocab(bpe *b, json_t *v, char *err, size_t errlen) {
             tok_fail(err, errlen, "vocabulary entry '%s': id is not an integer in [0, 2^26)", key);
             return -1;
         }
+        if (id < b->pcap && b->piece[id]) {
+            free(raw);
+            tok_fail(err, errlen, "vocabulary entry '%s': id %lld is already taken by another entry", key,
+                     (long long)id);
+            return -1;
+        }
         size_t len = strlen(key), n;
         if (len + 1 > rawcap) { rawcap = len + 64; raw = xrealloc(raw, rawcap); }
         if (unmap(key, len, raw, &n) == 0) {

@@ -10,6 +10,8 @@
 #include "tok.h"
 #include "gguf.h"
 #include <errno.h>
+#include <float.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,8 +191,8 @@ static void try_pair(const spm *s, symbols *sy, heap *h, int l, int r)
     if (l < 0 || r < 0)
         return;
     size_t a = s->len[sy->id[l]], b = s->len[sy->id[r]];
-    if (a + b > sy->bufcap) {
-        sy->bufcap = 2 * (a + b);
+    if (a + b + 1 > sy->bufcap) {         /* + 1: two empty pieces still need a buffer */
+        sy->bufcap = 2 * (a + b + 1);
         sy->buf = realloc(sy->buf, sy->bufcap);
     }
     memcpy(sy->buf, s->piece[sy->id[l]], a);
@@ -371,9 +373,10 @@ tok *tok_load_llama2c(const char *path, char *err, size_t errlen)
     while (!bad) {
         float score;
         int32_t len;
-        if (fread(&score, 4, 1, f) != 1)
+        size_t got = fread(&score, 1, 4, f);
+        if (got == 0 && feof(f))
             break;                                  /* clean end of file */
-        if (fread(&len, 4, 1, f) != 1 || len < 0 || len > maxlen ||
+        if (got != 4 || isnan(score) || fread(&len, 4, 1, f) != 1 || len < 0 || len > maxlen ||
             fread(buf, 1, (size_t)len, f) != (size_t)len) {
             bad = 1;
             break;
@@ -395,7 +398,7 @@ tok *tok_load_llama2c(const char *path, char *err, size_t errlen)
     fclose(f);
     if (bad || n < 3) {
         snprintf(err, errlen, "not a llama2.c tokenizer file (%s)",
-                 bad ? "bad header or truncated token record" : "fewer than 3 tokens");
+                 bad ? "bad header, NaN score, or truncated token record" : "fewer than 3 tokens");
         s->n = n;
         spm_destroy(s);
         cli_err_prefix(err, errlen, path);
@@ -432,8 +435,25 @@ static int gguf_spm_fill(gguf_file *g, spm *s, char *err, size_t errlen)
         uint64_t len;
         const char *p = gguf_arr_str(tk, i, &len);
         spm_set_piece(s, (int)i, p, len);
-        s->score[i] = sc ? (float)gguf_arr_num(sc, i) : 0.0f;
-        s->type[i] = ty ? (uint8_t)gguf_arr_num(ty, i) : SPM_NORMAL;
+        double score = sc ? gguf_arr_num(sc, i) : 0.0;
+        if (!isfinite(score) || fabs(score) > FLT_MAX) {
+            snprintf(err, errlen, "tokenizer.ggml.scores[%llu] = %g is not a finite float",
+                     (unsigned long long)i, score);
+            return -1;
+        }
+        s->score[i] = (float)score;
+        int64_t type = SPM_NORMAL;
+        char why[96];
+        if (ty && gguf_arr_int(ty, i, &type, why, sizeof why) < 0) {
+            snprintf(err, errlen, "tokenizer.ggml.token_type[%llu]: %s", (unsigned long long)i, why);
+            return -1;
+        }
+        if (type < SPM_NORMAL || type > SPM_BYTE) {
+            snprintf(err, errlen, "tokenizer.ggml.token_type[%llu] = %lld is not a token type (1..6)",
+                     (unsigned long long)i, (long long)type);
+            return -1;
+        }
+        s->type[i] = (uint8_t)type;
     }
     const gguf_kv *asp = gguf_find(g, "tokenizer.ggml.add_space_prefix");
     if (asp && asp->type == GGUF_BOOL)

@@ -178,12 +178,18 @@ tok *tok_wp_from_json(json_t *root, const char *path, char *err, size_t errlen) 
             snprintf(msg, sizeof msg, "vocabulary entry '%.60s': id is not an integer in [0, 2^26)", key);
             goto fail;
         }
+        if (id < w->npiece && w->piece[id]) {
+            snprintf(msg, sizeof msg, "vocabulary entry '%.60s': id %lld is already taken by another entry", key,
+                     (long long)id);
+            goto fail;
+        }
         wp_add(w, key, strlen(key), (int32_t)id);
     }
     const char *pre = json_string_value(json_object_get(m, "continuing_subword_prefix"));
     if (pre) { free(w->prefix); w->prefix = xstrdup(pre); w->prefix_len = strlen(pre); }
     json_t *mx = json_object_get(m, "max_input_chars_per_word");
-    if (json_is_integer(mx)) w->max_chars = (int)json_integer_value(mx);
+    if (json_is_integer(mx) && json_integer_value(mx) > 0 && json_integer_value(mx) <= INT32_MAX)
+        w->max_chars = (int)json_integer_value(mx);
     if (tok_added_from_json(&w->c.added, json_object_get(root, "added_tokens"), msg, sizeof msg)) goto fail;
     const char *unk = json_string_value(json_object_get(m, "unk_token"));
     return wp_finish(w, path, unk ? unk : "[UNK]", err, errlen);

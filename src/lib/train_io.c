@@ -107,7 +107,7 @@ static int set_key(tr_recipe *r, const char *path, int ln, const char *k, const 
 void tr_recipe_load(tr_recipe *r, const char *path) {
     recipe_defaults(r);
     size_t len;
-    char *text = (char *)cli_slurp(path, &len);
+    char *text = cli_slurp_text(path, &len);
     int ln = 0;
     for (char *save = NULL, *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         ln++;

@@ -1,0 +1,21 @@
+/* GGUF: the container, the model built from it, and its SentencePiece tokenizer. */
+#include "fuzz.h"
+#include "model.h"
+#include "tok.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    const char *path = fz_file("model.gguf", data, size);
+    char err[1024];
+    model *m = model_load_gguf(path, err, sizeof err);
+    if (m) model_free(m);
+    tok *t = tok_load_gguf(path, err, sizeof err);
+    if (t) {
+        int32_t *ids = NULL;
+        int n = tok_encode(t, "In the beginning God", 20, &ids);
+        char buf[256];
+        for (int i = 0; i < n; i++) tok_decode_piece(t, i ? ids[i - 1] : -1, ids[i], buf, sizeof buf);
+        free(ids);
+        tok_free(t);
+    }
+    return 0;
+}

@@ -1,0 +1,37 @@
+#!/bin/bash
+# seeds.sh DIR: the seed corpus of every harness, DIR/<harness>/, from the repository's and
+# ../shared/data's own small files (plus a few made here where none is kept as a file).
+set -euo pipefail
+out=$1 shared=${SHARED:-../shared}
+d=$shared/data
+mkdir -p "$out"/{fuzz_safetensors,fuzz_config,fuzz_gguf,fuzz_llama2c,fuzz_tokenizer,fuzz_recipe,fuzz_ids_mask,fuzz_attention}
+cp_if() { [ -f "$1" ] && cp "$1" "$2" || true; }
+
+# safetensors: one F32, one BF16 + F16 file (header length, JSON header, data)
+st() { local h=$1 n; n=${#h}; { printf "$(printf '\\x%02x' $((n & 255)) $((n >> 8 & 255)) 0 0 0 0 0 0)"; printf '%s' "$h"; head -c "$2" /dev/zero | tr '\0' '\077'; } > "$3"; }
+st '{"a":{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]}}' 16 "$out/fuzz_safetensors/f32"
+st '{"__metadata__":{"format":"pt"},"b":{"dtype":"BF16","shape":[3],"data_offsets":[0,6]},"h":{"dtype":"F16","shape":[1],"data_offsets":[6,8]}}' 8 "$out/fuzz_safetensors/bf16-f16"
+for f in "$d"/hf/*/config.json; do cp "$f" "$out/fuzz_config/$(basename "$(dirname "$f")").json"; done
+cp_if "$d/models/stories260K/stories260K.gguf" "$out/fuzz_gguf/"
+for f in "$d"/models/*/*.bin; do cp "$f" "$out/fuzz_llama2c/$(basename "$(dirname "$f")")-$(basename "$f")"; done
+# tokenizer: first byte = family << 2 | kind (0 tokenizer.json, 1 vocab.txt, 2 tiktoken, 3 vocab.json NUL merges.txt)
+tk() { { printf "$(printf '\\x%02x' "$1")"; cat "${@:3}"; } > "$out/fuzz_tokenizer/$2"; }
+for f in tests/golden/tok/*/tokenizer.json; do n=$(basename "$(dirname "$f")"); tk 0 "$n-gpt2" "$f"; tk 4 "$n-neox" "$f"; done
+head -400 "$d/hf/bert-base-uncased/vocab.txt" > "$out/vocab400.txt" && tk 17 bert-vocab "$out/vocab400.txt"
+head -600 "$d/tokenizers/llama3/tokenizer.model" > "$out/tik600" && tk 10 llama3-tiktoken "$out/tik600"
+${PYTHON:-/usr/bin/python3} - "$out" tests/golden/tok/byte/tokenizer.json <<'PY'
+import json, sys
+out, src = sys.argv[1:]
+m = json.load(open(src))["model"]
+merges = [" ".join(x) if isinstance(x, list) else x for x in m.get("merges", [])]
+with open(out + "/fuzz_tokenizer/vocab-merges", "wb") as f:
+    f.write(bytes([3]) + json.dumps(m["vocab"]).encode() + b"\0" + ("#version: 0.2\n" + "\n".join(merges) + "\n").encode())
+PY
+rm -f "$out/vocab400.txt" "$out/tik600"
+cp configs/*.conf "$out/fuzz_recipe/"
+printf '\000# ids\n1 2 3 4\n5 6 7 8\n' > "$out/fuzz_ids_mask/ids-causal"
+printf '\001 1 2 3\n4 5\n' > "$out/fuzz_ids_mask/ids-padded"
+printf '\002# prune-rank mask\n0\t1\n3 3\n' > "$out/fuzz_ids_mask/mask"
+# attention: all-zero bytes build a well-formed file; the others vary one attribute each
+head -c 96 /dev/zero > "$out/fuzz_attention/valid"
+for i in 1 2 3 4 5 6 7 8 9; do { head -c 8 /dev/zero; printf "$(printf '\\x%02x' "$i")"; head -c 60 /dev/zero; } > "$out/fuzz_attention/v$i"; done
