@@ -17,13 +17,13 @@ OPT      ?= -O2 -g
 SANFLAGS ?=
 CFLAGS   ?= $(OPT)
 PYTHON   ?= /usr/bin/python3
-PKGS     := hdf5 gsl jansson libpcre2-8 nettle libutf8proc
+PKGS     := hdf5 gsl jansson libpcre2-8 nettle libutf8proc libzip
 DEPS_OK  := $(BUILD)/.deps-ok
 
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fopenmp -Isrc/lib \
              $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(CFLAGS) $(SANFLAGS)
 LDLIBS     = $(shell pkg-config --libs-only-L hdf5 2>/dev/null) -lhdf5_hl -lhdf5 -lgsl -lopenblas \
-             -ljansson -lpcre2-8 -lnettle -lutf8proc -lm
+             -ljansson -lpcre2-8 -lnettle -lutf8proc -lzip -lm
 LDFLAGS   ?=
 
 LIB_SRC  := $(wildcard src/lib/*.c)
