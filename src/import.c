@@ -397,6 +397,7 @@ int main(int argc, char **argv) {
     hid_t f = attn_writer_file(w);
     h5io_attr_int(f, "/", "zero_replaced", im.zeros);
     h5io_attr_int(f, "/", "causal_inferred", o.causal < 0);
+    h5io_label_attention(f);
     attn_finish(w);
     ai_close(set);
     free(blk);
