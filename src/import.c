@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define CLOSED_TOL 1e-6   /* |log Σp| up to which a row counts as closed (float32 rounding) */
+
 static void usage(void) {
     printf("Usage: %s [options] INPUT... OUTPUT|-\n"
            "Write an attention file from attention maps saved by other tools.\n\n"
@@ -45,8 +47,10 @@ static void usage(void) {
            "whose sum differs from 1 (logsumexp from 0) by more than 1e-3 (1e-2 for float16 and\n"
            "bfloat16 input), mass above the diagonal of a causal file, or a shape that does not\n"
            "fit: one line naming the file, array and first bad (sequence, layer, head, query),\n"
-           "exit 1, no output. Rows are closed in double precision; zeros become X and the\n"
-           "other parts shrink by 1 - zX (METHODS §1); the count is the 'zero_replaced' attribute.\n\n"
+           "exit 1, no output. Rows whose |log sum| exceeds 1e-6 are closed in double precision\n"
+           "(closer ones are kept as given, so float32 log input round-trips exactly); zeros\n"
+           "become X and the other parts shrink by 1 - zX (METHODS §1); the count is the\n"
+           "'zero_replaced' attribute. Output values are log-probabilities.\n\n"
            "Memory: one (sequence, layer) block, 20*H*T*T bytes, for every input kind except\n"
            "Fortran-ordered .npz members (read whole). Without --causal/--bidirectional the\n"
            "inputs are read twice. stdin is copied to a temporary file first.\n", cli_prog());
@@ -262,7 +266,10 @@ static const char *convert_row(importer *im, const uint8_t *vs, int t, const dou
     if (!(err <= tol))
         return snprintf(why, whylen, "%s %.6g, not %s within %g", logv ? "logsumexp of the row is" : "row sums to",
                         logv ? lse : exp(lse), logv ? "0" : "1", tol), why;
-    for (int d = 0; d < D; d++) g[d] -= lse;
+    /* A row that already closes to float32 precision keeps its values (float32 log input
+     * round-trips bit for bit); every reader closes rows again in double precision anyway. */
+    if (fabs(lse) > CLOSED_TOL)
+        for (int d = 0; d < D; d++) g[d] -= lse;
     int z = zero_replace_closed_log(g, D, im->o->zero_delta);
     if (z < 0) return snprintf(why, whylen, "too many zeros for --zero-delta %g", im->o->zero_delta), why;
     im->zeros += z;

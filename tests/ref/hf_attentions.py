@@ -15,7 +15,7 @@
       attn.npz (per layer) and attn.h5:/attentions.
   hf_attentions.py check ATT.h5 REF.npy [--log] [--delta X] [--tag TAG]
       the stored log-probabilities against the source, computed here from the definition:
-      l = ln C(p) over the row's keys, zeros replaced by delta and the rest shrunk by 1 - z*delta
+      l = ln C(p) over the row's keys (ln p where |ln sum p| <= 1e-6: kept as given), zeros replaced by delta and the rest shrunk by 1 - z*delta
       (METHODS §1); float32 precision (|a-b| <= 2e-7 * max(1, |b|) plus the float32 rounding of
       the stored value). Prints TAP lines.
 """
@@ -156,7 +156,8 @@ def expected_log(p, causal, valid, delta, log_input):
             keys = np.arange(t + 1) if causal else np.array([j for j in range(T) if valid is None or valid[s][j]])
             row = p[s, :, :, t][..., keys]
             pr = np.exp(row) if log_input else row
-            pr = pr / pr.sum(-1, keepdims=True)
+            tot = pr.sum(-1, keepdims=True)
+            pr = np.where(np.abs(np.log(tot)) > 1e-6, pr / tot, pr)   # already closed: kept
             z = (pr == 0).sum(-1, keepdims=True)
             zeros += int(z.sum())
             r = np.where(pr == 0, np.log(delta), np.log(np.where(pr == 0, 1, pr)) + np.log1p(-z * delta))
