@@ -214,6 +214,8 @@ typedef struct {
     int causal;
     uint8_t *valid;           /* S*T, NULL: all valid */
     long long zeros;
+    float *out;               /* the block being written */
+    double *row;              /* one gathered row */
 } importer;
 
 static double tolerance(const ai_array *a) {
@@ -305,8 +307,9 @@ static void check_right_padding(const importer *im) {
 
 static void convert_all(importer *im, attn_writer *w, double *blk) {
     int S = im->g.S, L = im->g.L, H = im->g.H, T = im->g.T;
-    float *out = xmalloc(sizeof *out * (size_t)H * T * T);
-    double *g = xmalloc(sizeof *g * (size_t)T);
+    /* held in im so that an exit through die_data leaves nothing unreachable */
+    float *out = im->out = xmalloc(sizeof *out * (size_t)H * T * T);
+    double *g = im->row = xmalloc(sizeof *g * (size_t)T);
     char why[256];
     progress pg;
     progress_begin(&pg, "import", (double)S * L);
@@ -333,6 +336,8 @@ static void convert_all(importer *im, attn_writer *w, double *blk) {
     progress_end(&pg);
     free(out);
     free(g);
+    im->out = NULL;
+    im->row = NULL;
 }
 
 /* ---- provenance ---- */

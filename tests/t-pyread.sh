@@ -92,8 +92,7 @@ assert all(np.array_equal(a['head/' + k][...], b['head/' + k][...], equal_nan=Tr
     "$P/old.dec.h5" "$P/decompose.h5"
 
 # Round trip: extract -> export with h5py (.npy of probabilities, and of log-probabilities) ->
-# import gives the same attention: log-probabilities to float32 precision; rows are closed
-# again in double precision on import, which moves some values by one float32 step.
+# import gives the same attention, bit for bit (rows that close to float32 precision are kept).
 $PYTHON tests/ref/make_tiny.py gpt2 "$T/ck"
 printf '1 5 9 13 17 21 25 29 33 37 41 45\n2 4 6 8 10 12 14 16 18 20 22 24\n' >"$T/ids.txt"
 "$BIN/extract" --model "$T/ck" --ids "$T/ids.txt" "$T/ext.h5"
@@ -117,9 +116,8 @@ for n in ("rt_log", "rt_p", "rt_h5"):
     b = f["attention"][...]
     fin = np.isfinite(a)
     d = np.abs(a[fin].astype(np.float64) - b[fin]) / np.maximum(1, np.abs(a[fin]))
-    ok = np.array_equal(fin, np.isfinite(b)) and d.max() <= 2.0 ** -22 and f.attrs["causal"] == 1
+    ok = np.array_equal(a, b) and f.attrs["causal"] == 1
     ok &= np.array_equal(f["tokens"][...], e["tokens"][...]) if "tokens" in f else True
-    print(("ok" if ok else "not ok") + f" - round trip extract -> h5py export -> import ({n}): same attention "
-          f"to float32 precision (max {d.max():.1e} relative to max(1,|l|); "
-          f"{(a[fin] == b[fin]).mean() * 100:.1f}% bit-identical)")
+    print(("ok" if ok else "not ok") + f" - round trip extract -> h5py export -> import ({n}): identical attention "
+          f"(max {d.max():.1e} relative to max(1,|l|))")
 EOF

@@ -204,8 +204,10 @@ static char *stdin_to_file(void) {
     size_t len;
     unsigned char *buf = cli_slurp("-", &len);
     const char *dir = getenv("TMPDIR");
-    char *name = xmalloc(strlen(dir && *dir ? dir : "/tmp") + 32);
-    sprintf(name, "%s/attncoda-import-XXXXXX", dir && *dir ? dir : "/tmp");
+    const char *base = dir && *dir ? dir : "/tmp";
+    size_t n = strlen(base) + 32;
+    char *name = xmalloc(n);
+    snprintf(name, n, "%s/attncoda-import-XXXXXX", base);
     int fd = mkstemp(name);
     if (fd < 0) die_data("-", "cannot create a temporary file: %s", strerror(errno));
     size_t done = 0;
@@ -219,14 +221,17 @@ static char *stdin_to_file(void) {
     return name;
 }
 
+/* A file named twice (a list of layers from one file) is opened once. */
 static void add_npy(ai_set *s, ai_file_rec *r, const char *file, const char *path) {
-    int fd = open(path, O_RDONLY);
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0) die_data(file, "cannot open: %s", strerror(errno));
-    r->size = (size_t)st.st_size;
-    r->map = mmap(NULL, r->size, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (r->map == MAP_FAILED) die_data(file, "cannot map: %s", strerror(errno));
+    if (!r->map) {
+        int fd = open(path, O_RDONLY);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) != 0) die_data(file, "cannot open: %s", strerror(errno));
+        r->size = (size_t)st.st_size;
+        r->map = mmap(NULL, r->size, PROT_READ, MAP_PRIVATE, fd, 0);
+        close(fd);
+        if (r->map == MAP_FAILED) { r->map = NULL; die_data(file, "cannot map: %s", strerror(errno)); }
+    }
     const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
     char *name = xstrdup(base);
     char *dot = strrchr(name, '.');
@@ -287,7 +292,7 @@ static void add_npz_member(ai_set *s, const char *file, zip_t *za, zip_uint64_t 
 
 static void add_npz(ai_set *s, ai_file_rec *r, const char *file, const char *path, const char *want) {
     int err = 0;
-    r->za = zip_open(path, ZIP_RDONLY | ZIP_CHECKCONS, &err);
+    if (!r->za) r->za = zip_open(path, ZIP_RDONLY | ZIP_CHECKCONS, &err);
     if (!r->za) {
         zip_error_t ze;
         zip_error_init_with_code(&ze, err);
@@ -343,7 +348,7 @@ static void add_st_tensor(ai_set *s, const char *file, const st_tensor *t) {
 
 static void add_safetensors(ai_set *s, ai_file_rec *r, const char *file, const char *path, const char *want) {
     char err[1024];
-    r->st = st_open_file(path, err, sizeof err);
+    if (!r->st) r->st = st_open_file(path, err, sizeof err);
     if (!r->st) {
         const char *why = strchr(err, ':');
         die_data(file, "%s", why && why[1] ? why + 2 : err);
@@ -363,7 +368,7 @@ static void add_safetensors(ai_set *s, ai_file_rec *r, const char *file, const c
 /* ---- HDF5 ---- */
 static void add_h5(ai_set *s, ai_file_rec *r, const char *file, const char *path, const char *dset) {
     if (!dset) die_data(file, "an HDF5 input names its dataset: FILE:/PATH");
-    r->h5 = h5io_open(path, NULL);
+    if (r->h5 < 0) r->h5 = h5io_open(path, NULL);
     if (!h5io_exists(r->h5, dset)) die_data(file, "no dataset '%s'", dset);
     ai_array *a = xcalloc(1, sizeof *a);
     a->file = xstrdup(file);
@@ -553,7 +558,7 @@ void ai_close(ai_set *s) {
     }
     for (int i = 0; i < s->nf; i++) {
         ai_file_rec *r = &s->f[i];
-        if (r->map && r->map != MAP_FAILED) munmap(r->map, r->size);
+        if (r->map) munmap(r->map, r->size);
         if (r->za) zip_discard(r->za);
         if (r->st) st_close(r->st);
         if (r->h5 >= 0) H5Fclose(r->h5);
