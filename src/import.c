@@ -359,7 +359,7 @@ static char *provenance(const imp_opts *o, const importer *im, const char *tok_s
     sb_free(&arr);
     prov_opt_str(p, "layout", im->g.stacked ? (im->g.rank == 5 ? "[S,L,H,T,T]" : "[L,H,T,T]")
                                             : (im->g.rank == 4 ? "per-layer [S,H,T,T]" : "per-layer [H,T,T]"));
-    prov_opt_str(p, "values", o->log ? "log" : "prob");
+    prov_opt_str(p, "input_values", o->log ? "log" : "prob");
     prov_opt_int(p, "causal", im->causal);
     prov_opt_str(p, "causal_from", o->causal < 0 ? "inferred from the upper triangle"
                                                  : o->causal ? "--causal" : "--bidirectional");
