@@ -31,7 +31,7 @@ OPT      ?= -O2 -g
 SANFLAGS ?=
 CFLAGS   ?= $(OPT)
 PYTHON   ?= /usr/bin/python3
-PKGS     := hdf5 gsl jansson libpcre2-8 nettle libutf8proc
+PKGS     := hdf5 gsl jansson libpcre2-8 nettle libutf8proc libzip
 # Debian packages: what `make all` needs, and what only the tests and benchmarks need.
 RUN_PKGS  := configs/debian-packages-run.txt
 TEST_PKGS := configs/debian-packages-test.txt
@@ -42,7 +42,7 @@ FUZZ_PKGS    := configs/debian-packages-fuzz.txt
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -ffp-contract=off -fopenmp -Isrc/lib \
              $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(CFLAGS) $(SANFLAGS)
 LDLIBS     = $(shell pkg-config --libs-only-L hdf5 2>/dev/null) -lhdf5_hl -lhdf5 -lgsl -lgslcblas \
-             -ljansson -lpcre2-8 -lnettle -lutf8proc -lmpfr -lm
+             -ljansson -lpcre2-8 -lnettle -lutf8proc -lzip -lmpfr -lm
 LDFLAGS   ?=
 
 LIB_SRC  := $(wildcard src/lib/*.c)

@@ -124,6 +124,11 @@ int main(int argc, char **argv) {
     attn_write_tokens(w, tokens);
     if (attn_has_valid(r)) attn_write_valid(w, valid);
     h5io_attr_int(f, "/", "zero_replaced", zeros);
+    static const char *const axes[5] = {"sequence", "layer", "head", "query", "key"};
+    h5io_label_attention(f);
+    h5io_label_dims(f, "clr", "/", 5, axes);
+    h5io_label_dims(f, "clr_content", "/", 5, axes);
+    h5io_label_dims(f, "sink_balance", "/", 4, axes);
     attn_finish(w);
     attn_close(r);
     free(buf); free(clr); free(clrc); free(bal); free(lr); free(valid); free(tokens); free(pj);

@@ -138,6 +138,20 @@ static char *provenance(const dec_opts *o, attn_reader *r, int sink) {
     return js;
 }
 
+/* Named axes for h5py and xarray; each group holds its own scales (netCDF-4 dimensions are
+ * per group, and the root cannot hold a "head" scale beside the head/ group). */
+static void label_axes(hid_t f) {
+    static const char *const row_axes[4] = {"sequence", "layer", "head", "query"};
+    char name[64];
+    for (int k = 0; k < NQ; k++) {
+        snprintf(name, sizeof name, "row/%s", QNAME[k]);
+        h5io_label_dims(f, name, "row", 4, row_axes);
+        snprintf(name, sizeof name, "head/%s", QNAME[k]);
+        h5io_label_dims(f, name, "head", 2, row_axes + 1);
+    }
+    h5io_label_dims(f, "head/rows", "head", 2, row_axes + 1);
+}
+
 static void write_tsv(const dec_opts *o, const attn_meta *m, const char *pj, double *head[NQ],
                       const long long *rows) {
     strbuf sb = {0};
@@ -238,6 +252,7 @@ int main(int argc, char **argv) {
     h5io_attr_str(f, "/", "model", m->model);
     h5io_attr_str(f, "/", "provenance", pj);
     if (o.tsv) write_tsv(&o, m, pj, sum, rows);
+    label_axes(f);
     h5io_finish(f, o.out);
     attn_close(r);
     for (int k = 0; k < NQ; k++) { free(q[k]); free(sum[k]); }

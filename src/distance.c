@@ -196,6 +196,19 @@ static void process_sequence(attn_reader *r, int s, const dopts *o, float *block
 }
 
 /* ---------------- output ---------------- */
+/* Named axes (head_a, head_b) for h5py and xarray; the exact/ fixed-point limbs stay unlabelled. */
+static void label_axes(hid_t f) {
+    static const char *const ab[2] = {"head_a", "head_b"};
+    char name[64];
+    for (int m = 0; m < DIST_NMETRIC; m++) {
+        snprintf(name, sizeof name, "sum/%s", dist_metric_names[m]);
+        h5io_label_dims(f, name, "/", 2, ab);
+        snprintf(name, sizeof name, "distance/%s", dist_metric_names[m]);
+        h5io_label_dims(f, name, "/", 2, ab);
+    }
+    h5io_label_dims(f, "head_sink_mass", "/", 1, ab);
+}
+
 static void write_matrices(hid_t f, const accum *A, int agg_sum) {
     int N = A->N;
     hsize_t d2[2] = {N, N}, d3[3] = {N, N, 4}, d1[1] = {N}, one[1] = {1};
@@ -230,6 +243,7 @@ static void write_matrices(hid_t f, const accum *A, int agg_sum) {
     h5io_write_i32(f, "exact/head_sink_mass", 2, d14, exs);
     int rows = (int)A->rows;
     h5io_write_i32(f, "rows", 1, one, &rows);
+    label_axes(f);
     free(exs); free(hs); free(sum); free(dist); free(ex);
 }
 

@@ -581,7 +581,10 @@ static void finish(run *r) {
         H5Dclose(r->lo.dset);
         h5io_finish(r->lo.f, o->logits);
     }
-    if (r->w) attn_finish(r->w);
+    if (r->w) {
+        h5io_label_attention(attn_writer_file(r->w));
+        attn_finish(r->w);
+    }
     int stdout_busy = (r->w && cli_is_stdio(o->out)) || (o->nll && cli_is_stdio(o->nll)) ||
                       (o->logits && cli_is_stdio(o->logits));
     if (r->logits && !stdout_busy) printf("perplexity\t%.6f\n", ppl);

@@ -3,6 +3,7 @@
  * files that differ only in --sink-mass share their content compositions exactly. */
 #include "attnio.h"
 #include "cli.h"
+#include "h5io.h"
 
 #include <getopt.h>
 #include <gsl/gsl_randist.h>
@@ -229,6 +230,7 @@ int main(int argc, char **argv) {
     progress_end(&pg);
     attn_write_tokens(w, tokens);
     if (o.pad) attn_write_valid(w, valid);
+    h5io_label_attention(attn_writer_file(w));
     attn_finish(w);
     gsl_rng_free(rc);
     gsl_rng_free(rs);

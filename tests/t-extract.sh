@@ -179,7 +179,7 @@ import sys, h5py, numpy as np
 T = sys.argv[1]
 a, b = h5py.File(T + "/st_bin.h5", "r"), h5py.File(T + "/st_gguf.h5", "r")
 ok = (np.array_equal(a["tokens"][:], b["tokens"][:]) and a["tokens"][0][0] == 1
-      and np.array_equal(a["attention"][:], b["attention"][:]) and a.attrs["family"] == b"llama")
+      and np.array_equal(a["attention"][:], b["attention"][:]) and a.attrs["family"] == "llama")
 print(("ok" if ok else "not ok") + " - stories260K: .bin and .gguf give the same tokens (BOS 1) and attention")
 ppl = float([l for l in open(T + "/st.nll") if l.startswith("# perplexity")][0].split("\t")[1])
 print(("ok" if 1.5 < ppl < 30 else "not ok") + f" - stories260K perplexity on a story is plausible ({ppl:.2f})")

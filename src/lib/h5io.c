@@ -4,6 +4,7 @@
 
 #include "cli.h"
 
+#include <H5DSpublic.h>
 #include <H5LTpublic.h>
 #include <errno.h>
 #include <math.h>
@@ -246,11 +247,13 @@ static void attr_write(hid_t f, const char *obj, const char *key, hid_t type, hi
     H5Sclose(sp);
 }
 
+/* Variable-length UTF-8, so h5py returns str (fixed-length ASCII strings come back as bytes);
+ * h5io_get_attr_str reads both, so files written before this still read. */
 void h5io_attr_str(hid_t f, const char *obj, const char *key, const char *val) {
     hid_t t = H5Tcopy(H5T_C_S1);
-    H5Tset_size(t, strlen(val) + 1);
-    H5Tset_strpad(t, H5T_STR_NULLTERM);
-    attr_write(f, obj, key, t, t, val);
+    H5Tset_size(t, H5T_VARIABLE);
+    H5Tset_cset(t, H5T_CSET_UTF8);
+    attr_write(f, obj, key, t, t, &val);
     H5Tclose(t);
 }
 void h5io_attr_int(hid_t f, const char *obj, const char *key, long long val) {
@@ -390,4 +393,53 @@ void h5io_write_slab_f64(hid_t d, int rank, const hsize_t *start, const hsize_t 
     H5Sclose(ms);
     H5Sclose(fs);
     if (e < 0) die_data("-", "cannot write a slab of a float64 dataset");
+}
+
+/* Dimension scales: one int32 dataset 0..n-1 per axis name in group scope (netCDF-4 style, so
+ * h5netcdf/xarray name the axes), made on first use, attached to the dataset; plus the same
+ * names as dimension labels (h5py's dset.dims[i].label). A scale of another length under the
+ * same name is a programming error. */
+void h5io_label_dims(hid_t f, const char *dset, const char *scope, int rank, const char *const *names) {
+    hid_t d = H5Dopen2(f, dset, H5P_DEFAULT);
+    if (d < 0) die_data("-", "cannot open dataset '%s' to label its axes", dset);
+    hsize_t dims[16];
+    hid_t sp = H5Dget_space(d);
+    int r = H5Sget_simple_extent_ndims(sp);
+    H5Sget_simple_extent_dims(sp, dims, NULL);
+    H5Sclose(sp);
+    if (r != rank || r > 16) die_data("-", "dataset '%s' has rank %d, %d axis names given", dset, r, rank);
+    for (int i = 0; i < rank; i++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", strcmp(scope, "/") ? scope : "", names[i]);
+        if (!h5io_exists(f, path)) {
+            int *idx = xmalloc(sizeof *idx * (dims[i] ? dims[i] : 1));
+            for (hsize_t k = 0; k < dims[i]; k++) idx[k] = (int)k;
+            h5io_write_i32(f, path, 1, &dims[i], idx);
+            free(idx);
+            hid_t s = H5Dopen2(f, path, H5P_DEFAULT);
+            H5DSset_scale(s, names[i]);
+            H5Dclose(s);
+        }
+        hid_t s = H5Dopen2(f, path, H5P_DEFAULT);
+        hsize_t n;
+        hid_t ssp = H5Dget_space(s);
+        H5Sget_simple_extent_dims(ssp, &n, NULL);
+        H5Sclose(ssp);
+        if (n != dims[i] || H5DSattach_scale(d, s, (unsigned)i) < 0)
+            die_data("-", "cannot attach axis '%s' to dataset '%s'", names[i], dset);
+        H5DSset_label(d, (unsigned)i, names[i]);
+        H5Dclose(s);
+    }
+    H5Dclose(d);
+}
+
+void h5io_label_attention(hid_t f) {
+    static const char *const axes[5] = {"sequence", "layer", "head", "query", "key"};
+    h5io_label_dims(f, "attention", "/", 5, axes);
+    /* token positions are the query axis */
+    static const char *const pos[2] = {"sequence", "query"};
+    if (h5io_exists(f, "tokens")) h5io_label_dims(f, "tokens", "/", 2, pos);
+    if (h5io_exists(f, "valid")) h5io_label_dims(f, "valid", "/", 2, pos);
+    if (h5io_exists(f, "layer_index")) h5io_label_dims(f, "layer_index", "/", 1, axes + 1);
+    if (h5io_exists(f, "head_index")) h5io_label_dims(f, "head_index", "/", 1, axes + 2);
 }

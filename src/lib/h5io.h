@@ -36,6 +36,14 @@ int h5io_get_attr_dbl(hid_t f, const char *obj, const char *key, double *val);
  * deflate by only ~15% and compressing them cost decompose a third of its time. */
 hid_t h5io_chunked_f64(hid_t f, const char *name, int rank, const hsize_t *dims, const hsize_t *chunk);
 void h5io_write_slab_f64(hid_t dset, int rank, const hsize_t *start, const hsize_t *count, const double *data);
+/* Name the axes of a dataset: an index dimension scale per name (datasets scope/NAME, created
+ * when missing) attached to each axis, and the names as dimension labels, so h5py and
+ * xarray/h5netcdf read labelled arrays. Call after the dataset is complete. */
+void h5io_label_dims(hid_t f, const char *dset, const char *scope, int rank, const char *const *names);
+/* The attention dataset's axes: sequence, layer, head, query, key; tokens and valid (sequence,
+ * query) and layer_index/head_index when present. Call after they are written, before
+ * attn_finish. */
+void h5io_label_attention(hid_t f);
 /* Copy an object (dataset/group) between files (clr passes its input through). */
 void h5io_copy(hid_t src, const char *name, hid_t dst);
 #endif
