@@ -17,9 +17,10 @@ static const char *USAGE =
     "Train a byte-level transformer (GPT-2 or Llama style, as the recipe FILE says) on a text and\n"
     "save it as Hugging Face directories: DIR/{config.json,model.safetensors,tokenizer.json} (the\n"
     "final model), DIR/checkpoints/step-NNNNNN/ (after 0, 16, 32, 64, ... updates and the last),\n"
-    "DIR/train-log.tsv (training loss; validation loss, mean and largest head sink mass at each\n"
-    "checkpoint) and DIR/report.tsv (validation loss and each head's sink mass: mean attention on\n"
-    "position 0, the BOS token, over query positions 1..T-1 of the validation windows).\n"
+    "DIR/train-log.tsv (training loss; validation loss, mean, largest and SD of the head sink\n"
+    "masses, share of sink heads (mass > 0.3, > 0.8) in layers >= 1 at each checkpoint) and\n"
+    "DIR/report.tsv (validation loss, each head's sink mass: mean attention on position 0, the BOS\n"
+    "token, over query positions 1..T-1 of the validation windows, and those summaries per layer).\n"
     "\n"
     "Data: sequences are BOS (id 256) followed by T-1 bytes of a window of the training text, the\n"
     "targets are the T bytes that follow each position; window starts are drawn with GSL mt19937\n"
@@ -314,12 +315,14 @@ int main(int argc, char **argv) {
     progress_begin(&pg, label, (double)steps);
     double window_loss = 0, last_loss = NAN, t0 = cli_now(), t_train = 0, c0 = (double)clock() / CLOCKS_PER_SEC;
     long nwin = 0;
+    tr_mkdirs(o.out);
     for (long step = 0;; step++) {
         if (is_checkpoint(step, steps)) {
             evaluate(&m, ae, B, Te, &val, r.eval_windows, &ev);
             sink_summary ss = summarize_sinks(ev.sink, r.m.n_layer, r.m.n_head);
             sb_printf(&log, "%ld\t%ld\t-\t-\t%.6f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\n", step, step * B * T, ev.loss,
                       ss.mean, ss.max, ss.sd, ss.upper03, ss.upper08);
+            write_tsv(o.out, "train-log.tsv", pj, &log);   /* so long runs can be watched */
             if (o.checkpoints) {
                 char dir[4096];
                 snprintf(dir, sizeof dir, "%s/checkpoints/step-%06ld", o.out, step);
