@@ -10,19 +10,24 @@
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static const char *USAGE =
     "Usage: train --config FILE --out DIR [options]\n"
     "Train a byte-level transformer (GPT-2 or Llama style, as the recipe FILE says) on a text and\n"
     "save it as Hugging Face directories: DIR/{config.json,model.safetensors,tokenizer.json} (the\n"
     "final model), DIR/checkpoints/step-NNNNNN/ (after 0, 16, 32, 64, ... updates and the last),\n"
-    "DIR/train-log.tsv (training loss; validation loss, mean and largest head sink mass at each\n"
-    "checkpoint) and DIR/report.tsv (validation loss and each head's sink mass: mean attention on\n"
-    "position 0, the BOS token, over query positions 1..T-1 of the validation windows).\n"
+    "DIR/train-log.tsv (training loss; validation loss, mean, largest and SD of the head sink\n"
+    "masses, share of sink heads (mass > 0.3, > 0.8) in layers >= 1 at each checkpoint) and\n"
+    "DIR/report.tsv (validation loss, each head's sink mass: mean attention on position 0, the BOS\n"
+    "token, over query positions 1..T-1 of the validation windows, and those summaries per layer).\n"
     "\n"
     "Data: sequences are BOS (id 256) followed by T-1 bytes of a window of the training text, the\n"
     "targets are the T bytes that follow each position; window starts are drawn with GSL mt19937\n"
-    "seeded by the recipe seed. Validation uses eval_windows windows at evenly spaced offsets.\n"
+    "seeded by the recipe seed. Validation uses eval_windows windows of eval_context tokens at\n"
+    "evenly spaced offsets. With synthetic_share > 0 that share of the training windows (drawn by a\n"
+    "second mt19937 seeded by seed + 1000003) are text with trigger -> copy patterns inserted\n"
+    "(synthetic_task backcopy | recall, synthetic_rate, synthetic_triggers; docs/TRAIN.md).\n"
     "Optimiser: AdamW with warmup then cosine decay to min_lr_ratio*lr, global gradient clipping;\n"
     "weight decay on matrices only (not on embeddings, norms, biases).\n"
     "\n"
@@ -187,6 +192,35 @@ static void evaluate(const tm_model *m, tm_acts *a, int B, int T, const corpus *
     free(tg);
 }
 
+/* Sink heads (Gu et al. 2024): head mass alpha > 0.3 (and > 0.8); shares per layer and over
+ * layers >= 1, and the spread of alpha over all heads (population SD). */
+typedef struct {
+    double mean, max, sd, upper03, upper08;
+} sink_summary;
+
+static double layer_share(const double *sink, int H, int l, double thr) {
+    int n = 0;
+    for (int h = 0; h < H; h++) n += sink[l * H + h] > thr;
+    return (double)n / H;
+}
+
+static sink_summary summarize_sinks(const double *sink, int L, int H) {
+    sink_summary s = {0, 0, 0, 0, 0};
+    int n = L * H;
+    for (int i = 0; i < n; i++) {
+        s.mean += sink[i] / n;
+        s.max = sink[i] > s.max ? sink[i] : s.max;
+    }
+    for (int i = 0; i < n; i++) s.sd += (sink[i] - s.mean) * (sink[i] - s.mean) / n;
+    s.sd = sqrt(s.sd);
+    for (int l = 1; l < L; l++) {
+        s.upper03 += layer_share(sink, H, l, 0.3) / (L - 1);
+        s.upper08 += layer_share(sink, H, l, 0.8) / (L - 1);
+    }
+    if (L == 1) s.upper03 = s.upper08 = NAN;
+    return s;
+}
+
 /* ---------------------------------------------------------------- outputs */
 
 static int is_checkpoint(long step, long steps) {
@@ -206,7 +240,7 @@ static void write_tsv(const char *dir, const char *file, const char *prov_json, 
 }
 
 static void report(const char *dir, const char *prov_json, const tm_config *c, const eval_result *ev,
-                   double train_loss, long steps, size_t n_params) {
+                   double train_loss, long steps, long tokens, long synth_windows, size_t n_params) {
     strbuf b = {0};
     sb_printf(&b, "quantity\tlayer\thead\tvalue\n");
     sb_printf(&b, "parameters\t-\t-\t%zu\n", n_params);
@@ -217,6 +251,16 @@ static void report(const char *dir, const char *prov_json, const tm_config *c, c
     for (int l = 0; l < c->n_layer; l++)
         for (int h = 0; h < c->n_head; h++)
             sb_printf(&b, "sink_mass\t%d\t%d\t%.6f\n", l, h, ev->sink[l * c->n_head + h]);
+    sb_printf(&b, "tokens\t-\t-\t%ld\n", tokens);
+    sb_printf(&b, "synthetic_windows\t-\t-\t%ld\n", synth_windows);
+    for (int l = 0; l < c->n_layer; l++) {
+        sb_printf(&b, "sink_share_0.3\t%d\t-\t%.6f\n", l, layer_share(ev->sink, c->n_head, l, 0.3));
+        sb_printf(&b, "sink_share_0.8\t%d\t-\t%.6f\n", l, layer_share(ev->sink, c->n_head, l, 0.8));
+    }
+    sink_summary ss = summarize_sinks(ev->sink, c->n_layer, c->n_head);
+    sb_printf(&b, "sink_share_0.3_layers_ge1\t-\t-\t%.6f\n", ss.upper03);
+    sb_printf(&b, "sink_share_0.8_layers_ge1\t-\t-\t%.6f\n", ss.upper08);
+    sb_printf(&b, "sink_mass_sd\t-\t-\t%.6f\n", ss.sd);
     write_tsv(dir, "report.tsv", prov_json, &b);
     sb_free(&b);
 }
@@ -232,7 +276,7 @@ int main(int argc, char **argv) {
     if (o.seed >= 0) r.seed = o.seed;
     long steps = o.steps >= 0 ? o.steps : !strcmp(o.profile, "full") ? r.steps_full : r.steps_quick;
     if (o.threads) omp_set_num_threads((int)o.threads);
-    int B = (int)r.batch, T = r.m.ctx;
+    int B = (int)r.batch, T = r.m.ctx, Te = (int)r.eval_context;
 
     prov *p = prov_new();
     size_t clen;
@@ -241,7 +285,7 @@ int main(int argc, char **argv) {
     free(ctext);
     corpus tr, val;
     load_corpus(&tr, o.train, T, p);
-    load_corpus(&val, o.valid, T, p);
+    load_corpus(&val, o.valid, Te, p);
     tr_recipe_prov(&r, p);
     prov_opt_str(p, "profile", o.profile);
     prov_opt_int(p, "steps", steps);
@@ -253,30 +297,32 @@ int main(int argc, char **argv) {
     tm_model m;
     tm_model_init(&m, &r.m);
     tm_model_randomize(&m, (unsigned long)r.seed);
-    tm_acts *a = tm_acts_new(&r.m, B, T);
+    tm_acts *a = tm_acts_new(&r.m, B, T), *ae = Te == T ? a : tm_acts_new(&r.m, B, Te);
     adamw opt = {xcalloc(m.n_params, sizeof(float)), xcalloc(m.n_params, sizeof(float)), 0};
     eval_result ev = {0, xcalloc((size_t)r.m.n_layer * r.m.n_head, sizeof(double))};
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(rng, (unsigned long)r.seed);
+    gsl_rng *srng = gsl_rng_alloc(gsl_rng_mt19937);   /* synthetic windows: the text stream stays as without */
+    gsl_rng_set(srng, (unsigned long)r.seed + 1000003UL);
+    long synth_windows = 0;
     int32_t *ids = xmalloc(sizeof(int32_t) * (size_t)B * T), *tg = xmalloc(sizeof(int32_t) * (size_t)B * T);
 
     strbuf log = {0};
-    sb_printf(&log, "step\ttokens\tlr\ttrain_loss\tval_loss\tsink_mean\tsink_max\n");
+    sb_printf(&log, "step\ttokens\tlr\ttrain_loss\tval_loss\tsink_mean\tsink_max\tsink_sd\tsink03_ge1\tsink08_ge1\n");
     char label[160];
     snprintf(label, sizeof label, "train %s", r.name);
     progress pg;
     progress_begin(&pg, label, (double)steps);
-    double window_loss = 0, last_loss = NAN, t0 = cli_now(), t_train = 0;
+    double window_loss = 0, last_loss = NAN, t0 = cli_now(), t_train = 0, c0 = (double)clock() / CLOCKS_PER_SEC;
     long nwin = 0;
+    tr_mkdirs(o.out);
     for (long step = 0;; step++) {
         if (is_checkpoint(step, steps)) {
-            evaluate(&m, a, B, T, &val, r.eval_windows, &ev);
-            double smean = 0, smax = 0;
-            for (int i = 0; i < r.m.n_layer * r.m.n_head; i++) {
-                smean += ev.sink[i] / (r.m.n_layer * r.m.n_head);
-                smax = ev.sink[i] > smax ? ev.sink[i] : smax;
-            }
-            sb_printf(&log, "%ld\t%ld\t-\t-\t%.6f\t%.4f\t%.4f\n", step, step * B * T, ev.loss, smean, smax);
+            evaluate(&m, ae, B, Te, &val, r.eval_windows, &ev);
+            sink_summary ss = summarize_sinks(ev.sink, r.m.n_layer, r.m.n_head);
+            sb_printf(&log, "%ld\t%ld\t-\t-\t%.6f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\n", step, step * B * T, ev.loss,
+                      ss.mean, ss.max, ss.sd, ss.upper03, ss.upper08);
+            write_tsv(o.out, "train-log.tsv", pj, &log);   /* so long runs can be watched */
             if (o.checkpoints) {
                 char dir[4096];
                 snprintf(dir, sizeof dir, "%s/checkpoints/step-%06ld", o.out, step);
@@ -286,6 +332,13 @@ int main(int argc, char **argv) {
         if (step == steps) break;
         double ts = cli_now();
         for (int b = 0; b < B; b++) {
+            if (r.synthetic_share > 0 && gsl_rng_uniform(srng) < r.synthetic_share) {
+                size_t start = gsl_rng_uniform_int(srng, (unsigned long)(tr.len - (size_t)T));
+                tr_synth_window(tr.text, tr.len, start, T, &r.synth, srng, TR_BOS, ids + (size_t)b * T,
+                                tg + (size_t)b * T);
+                synth_windows++;
+                continue;
+            }
             size_t start = gsl_rng_uniform_int(rng, (unsigned long)(tr.len - (size_t)T));
             make_window(&tr, start, T, ids + (size_t)b * T, tg + (size_t)b * T);
         }
@@ -299,7 +352,7 @@ int main(int argc, char **argv) {
         nwin++;
         if ((step + 1) % o.log_every == 0 || step + 1 == steps) {
             last_loss = window_loss / nwin;
-            sb_printf(&log, "%ld\t%ld\t%.6g\t%.6f\t-\t-\t-\n", step + 1, (step + 1) * B * T, lr, last_loss);
+            sb_printf(&log, "%ld\t%ld\t%.6g\t%.6f\t-\t-\t-\t-\t-\t-\n", step + 1, (step + 1) * B * T, lr, last_loss);
             window_loss = 0;
             nwin = 0;
         }
@@ -310,17 +363,20 @@ int main(int argc, char **argv) {
     double secs = cli_now() - t0;
     tr_save_hf(o.out, &r, &m, pj, steps);
     write_tsv(o.out, "train-log.tsv", pj, &log);
-    report(o.out, pj, &r.m, &ev, last_loss, steps, m.n_params);
-    fprintf(stderr, "train: %s: %ld steps, %.1f s (%.1f s in updates: %.0f tokens/s), val loss %.4f nats/byte\n",
-            r.name, steps, secs, t_train, t_train > 0 ? (double)steps * B * T / t_train : 0, ev.loss);
+    report(o.out, pj, &r.m, &ev, last_loss, steps, steps * B * T, synth_windows, m.n_params);
+    fprintf(stderr, "train: %s: %ld steps, %.1f s, %.1f s CPU (%.1f s in updates: %.0f tokens/s), val loss %.4f nats/byte\n",
+            r.name, steps, secs, (double)clock() / CLOCKS_PER_SEC - c0, t_train,
+            t_train > 0 ? (double)steps * B * T / t_train : 0, ev.loss);
 
     sb_free(&log);
     gsl_rng_free(rng);
+    gsl_rng_free(srng);
     free(ids);
     free(tg);
     free(ev.sink);
     free(opt.m);
     free(opt.v);
+    if (ae != a) tm_acts_free(ae);
     tm_acts_free(a);
     tm_model_free(&m);
     free(pj);

@@ -51,7 +51,39 @@ check "every checkpoint is a full HF directory" bash -c "for d in '$T'/g1/checkp
 check "final model equals the last checkpoint" cmp -s "$T/g1/model.safetensors" "$T/g1/checkpoints/step-000040/model.safetensors"
 check "log and report carry a provenance header" bash -c "head -c 30 '$T/g1/train-log.tsv' | grep -q '^# {\"inputs\"' &&
     head -1 '$T/g1/report.tsv' | grep -q '\"steps\":40'"
-check "report has one sink_mass row per head" bash -c "[ \$(grep -c '^sink_mass' '$T/g1/report.tsv') -eq 4 ]"
+check "report has one sink_mass row per head" bash -c "[ \$(grep -c '^sink_mass	' '$T/g1/report.tsv') -eq 4 ]"
+# Sink summaries recomputed here from the per-head rows: share of heads with mass > 0.3 / 0.8 per
+# layer and over layers >= 1, population SD over all heads.
+sinksum() {   # REPORT: prints "computed stored" pairs, one per summary, for awk to compare
+    awk -F'\t' '$1=="sink_mass"{m[$2","$3]=$4; L=($2+1>L?$2+1:L); H=($3+1>H?$3+1:H)}
+        $1 ~ /^sink_share|^sink_mass_sd/ {st[$1","$2]=$4}
+        END{n=L*H; for(k in m){s+=m[k]}; mu=s/n; for(k in m){v+=(m[k]-mu)^2}; print sqrt(v/n), st["sink_mass_sd,-"]
+            for(l=0;l<L;l++){a=0;b=0; for(h=0;h<H;h++){a+=m[l","h]>0.3; b+=m[l","h]>0.8}
+                print a/H, st["sink_share_0.3,"l]; print b/H, st["sink_share_0.8,"l]; if(l>0){ua+=a/H/(L-1); ub+=b/H/(L-1)}}
+            print ua, st["sink_share_0.3_layers_ge1,-"]; print ub, st["sink_share_0.8_layers_ge1,-"]}' "$1"
+}
+check "report's sink shares and SD agree with its sink_mass rows" bash -c "$(declare -f sinksum); sinksum '$T/g1/report.tsv' |
+    awk '{d=\$1-\$2; if(d<0)d=-d; if(d>2e-6 || \$2==\"\") bad=1} END{exit bad}'"
+check "report counts tokens" grep -q "^tokens	-	-	20480$" "$T/g1/report.tsv"
+check "train-log has sink_sd, sink03_ge1, sink08_ge1 columns" bash -c "grep -v '^#' '$T/g1/train-log.tsv' | head -1 | grep -q 'sink_max	sink_sd	sink03_ge1	sink08_ge1$'"
+printf 'family = gpt2\nlayers = 2\nd_model = 32\nheads = 2\nd_ff = 64\nsynthetic_task = copy\n' >"$T/bad3.conf"
+expect_error "unknown synthetic_task" 1 "^train: $T/bad3.conf: line 6: synthetic_task = copy" - "$TRAIN" --config "$T/bad3.conf" --out "$T/bad3"
+printf 'family = gpt2\nlayers = 2\nd_model = 32\nheads = 2\nd_ff = 64\ncontext = 64\neval_context = 65\n' >"$T/bad4.conf"
+expect_error "eval_context above context" 1 "^train: $T/bad4.conf: eval_context = 65" - "$TRAIN" --config "$T/bad4.conf" --out "$T/bad4"
+printf 'family = gpt2\nlayers = 2\nd_model = 32\nheads = 2\nd_ff = 64\nsynthetic_share = 1.5\n' >"$T/bad5.conf"
+expect_error "synthetic_share above 1" 1 "^train: $T/bad5.conf: line 6: synthetic_share" - "$TRAIN" --config "$T/bad5.conf" --out "$T/bad5"
+
+# Synthetic windows: about the share asked for, recorded in the provenance, reproducible; a
+# shorter evaluation context is honoured.
+{ cat "$T/g.conf"; printf 'synthetic_share = 0.5\nsynthetic_task = recall\neval_context = 32\n'; } >"$T/s.conf"
+run --config "$T/s.conf" --out "$T/s1" --no-checkpoints || fail "synthetic run failed: $(cat "$T/stderr")"
+run --config "$T/s.conf" --out "$T/s2" --no-checkpoints
+nsyn=$(awk -F'\t' '$1=="synthetic_windows"{print $4}' "$T/s1/report.tsv")
+check "synthetic_windows near half of 320 ($nsyn)" awk -v n="$nsyn" 'BEGIN{exit !(n >= 130 && n <= 190)}'
+check "synthetic recipe recorded in provenance" bash -c "head -1 '$T/s1/report.tsv' | grep -q '\"synthetic_share\":0.5' &&
+    head -1 '$T/s1/report.tsv' | grep -q '\"synthetic_task\":\"recall\"' && head -1 '$T/s1/report.tsv' | grep -q '\"eval_context\":32'"
+check "synthetic rerun is bit-identical" cmp -s "$T/s1/model.safetensors" "$T/s2/model.safetensors"
+check "recipes without the new keys record none of them" bash -c "! head -1 '$T/g1/report.tsv' | grep -q 'synthetic\|eval_context'"
 
 # Determinism: same options and threads -> identical bytes.
 run --config "$T/g.conf" --out "$T/g2" >/dev/null

@@ -52,6 +52,7 @@ static void recipe_defaults(tr_recipe *r) {
     r->batch = 16;
     r->seed = 1;
     r->eval_windows = 64;
+    r->synth = (tr_synth){TR_SYNTH_BACKCOPY, 0.05, 4};
 }
 
 static int set_key(tr_recipe *r, const char *path, int ln, const char *k, const char *v) {
@@ -81,6 +82,10 @@ static int set_key(tr_recipe *r, const char *path, int ln, const char *k, const 
     LNG("steps_quick", r->steps_quick, 0, 100000000)
     LNG("seed", r->seed, 0, 4294967295L)
     LNG("eval_windows", r->eval_windows, 1, 100000)
+    LNG("eval_context", r->eval_context, 2, 4096)
+    DBL("synthetic_share", r->synthetic_share, 0, 1)
+    DBL("synthetic_rate", r->synth.rate, 0, 0.5)
+    INT("synthetic_triggers", r->synth.triggers, 1, 64)
 #undef INT
 #undef LNG
 #undef DBL
@@ -92,6 +97,12 @@ static int set_key(tr_recipe *r, const char *path, int ln, const char *k, const 
     if (!strcmp(k, "role") || !strcmp(k, "input")) return 1;
     if (!strcmp(k, "kind")) {
         if (strcmp(v, "trained")) die_data(path, "line %d: kind = %s: train only makes kind = trained", ln, v);
+        return 1;
+    }
+    if (!strcmp(k, "synthetic_task")) {
+        if (!strcmp(v, "backcopy")) r->synth.task = TR_SYNTH_BACKCOPY;
+        else if (!strcmp(v, "recall")) r->synth.task = TR_SYNTH_RECALL;
+        else die_data(path, "line %d: synthetic_task = %s: want backcopy or recall", ln, v);
         return 1;
     }
     if (!strcmp(k, "family")) {
@@ -130,6 +141,8 @@ void tr_recipe_load(tr_recipe *r, const char *path) {
         if (m->d_model % m->n_head) die_data(path, "d_model is not a multiple of heads; give head_dim");
         m->head_dim = m->d_model / m->n_head;
     }
+    if (!r->eval_context) r->eval_context = m->ctx;
+    if (r->eval_context > m->ctx) die_data(path, "eval_context = %ld is larger than context = %d", r->eval_context, m->ctx);
     const char *why = tm_config_problem(m);
     if (why) die_data(path, "%s", why);
     if (!r->name[0]) {
@@ -165,6 +178,14 @@ void tr_recipe_prov(const tr_recipe *r, prov *p) {
     prov_opt_int(p, "batch", r->batch);
     prov_opt_int(p, "seed", r->seed);
     prov_opt_int(p, "eval_windows", r->eval_windows);
+    /* Recorded only where they differ from the defaults, so that older recipes keep their bytes. */
+    if (r->eval_context != m->ctx) prov_opt_int(p, "eval_context", r->eval_context);
+    if (r->synthetic_share > 0) {
+        prov_opt_dbl(p, "synthetic_share", r->synthetic_share);
+        prov_opt_str(p, "synthetic_task", r->synth.task == TR_SYNTH_RECALL ? "recall" : "backcopy");
+        prov_opt_dbl(p, "synthetic_rate", r->synth.rate);
+        prov_opt_int(p, "synthetic_triggers", r->synth.triggers);
+    }
 }
 
 /* ---------------------------------------------------------------- Hugging Face directories */

@@ -4,6 +4,7 @@
 #ifndef ATTNCODA_TRAIN_IO_H
 #define ATTNCODA_TRAIN_IO_H
 #include "train_model.h"
+#include "train_synth.h"
 
 #define TR_BOS 256          /* the byte tokenizer's one special id */
 #define TR_VOCAB 257        /* 256 bytes + BOS */
@@ -14,6 +15,9 @@ typedef struct {
     tm_config m;            /* architecture (vocab = TR_VOCAB) */
     double lr, min_lr_ratio, warmup, weight_decay, beta1, beta2, adam_eps, grad_clip;
     long batch, steps_full, steps_quick, seed, eval_windows;
+    long eval_context;      /* T of the validation windows (default: context) */
+    double synthetic_share; /* share of training windows that are synthetic (train_synth.h) */
+    tr_synth synth;         /* synthetic_task, synthetic_rate, synthetic_triggers */
 } tr_recipe;
 
 /* Parse a recipe file; unknown keys, missing required keys and bad values are data errors

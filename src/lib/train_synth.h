@@ -1,0 +1,28 @@
+/* train_synth: synthetic "dormant-making" training windows for `train` (recipe key
+ * synthetic_share). Inspired by Bigram-Backcopy (Guo et al. 2024, arXiv:2410.13835): a task that a
+ * head is needed for only at rare trigger tokens, so on ordinary text the head has nothing to do
+ * and may park its attention on BOS. Here the carrier is real training text (so the language
+ * signal is kept) and the triggers are bytes 0x80.. that never occur in the ASCII corpus. */
+#ifndef ATTNCODA_TRAIN_SYNTH_H
+#define ATTNCODA_TRAIN_SYNTH_H
+#include <gsl/gsl_rng.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum { TR_SYNTH_BACKCOPY = 0, TR_SYNTH_RECALL = 1 };
+#define TR_SYNTH_TRIGGER0 0x80   /* trigger k is byte 0x80 + k */
+
+typedef struct {
+    int task;       /* TR_SYNTH_BACKCOPY: the byte after a trigger repeats the byte before it;
+                     * TR_SYNTH_RECALL: it repeats the byte that followed the previous trigger of
+                     * the same kind in the window (first occurrence: the text's next byte) */
+    double rate;    /* probability that a position becomes a trigger */
+    int triggers;   /* number of trigger kinds, 1..64 */
+} tr_synth;
+
+/* One window: ids = BOS, s[0..T-2]; targets s[0..T-1], where s is text[start..] with triggers
+ * and their copies inserted (it consumes at most T bytes of text: start + T <= len). Draws from
+ * rng only. */
+void tr_synth_window(const unsigned char *text, size_t len, size_t start, int T, const tr_synth *sy,
+                     gsl_rng *rng, int32_t bos, int32_t *ids, int32_t *tg);
+#endif

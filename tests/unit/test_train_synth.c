@@ -1,0 +1,84 @@
+/* Unit tests of the synthetic trigger -> copy windows (train_synth.h): the window layout (BOS,
+ * then the stream shifted by one as targets), the trigger share, the copy rule of each task,
+ * that text bytes appear in their original order, and reproducibility from the seed. */
+#include "cli.h"
+#include "train_synth.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures;
+#define CHECK(name, cond) do { if (cond) printf("ok - %s\n", name); else { printf("not ok - %s\n", name); failures++; } } while (0)
+
+enum { T = 512, NWIN = 200, BOS = 256 };
+
+static int is_trigger(int32_t x, int k) { return x >= TR_SYNTH_TRIGGER0 && x < TR_SYNTH_TRIGGER0 + k; }
+
+/* Runs NWIN windows of one task; checks every rule on the target stream tg (= s). */
+static void check_task(const unsigned char *text, size_t len, int task) {
+    tr_synth sy = {task, 0.05, 4};
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 7);
+    int32_t ids[T], tg[T];
+    long trig = 0, pos = 0, layout_ok = 1, copy_ok = 1, text_ok = 1, recalls = 0;
+    for (int w = 0; w < NWIN; w++) {
+        size_t start = gsl_rng_uniform_int(rng, (unsigned long)(len - T));
+        tr_synth_window(text, len, start, T, &sy, rng, BOS, ids, tg);
+        if (ids[0] != BOS) layout_ok = 0;
+        for (int t = 1; t < T; t++) if (ids[t] != tg[t - 1]) layout_ok = 0;
+        int last[4] = {-1, -1, -1, -1};
+        size_t src = start;
+        for (int t = 0; t < T; t++) {
+            pos++;
+            if (is_trigger(tg[t], 4)) {
+                int k = tg[t] - TR_SYNTH_TRIGGER0;
+                trig++;
+                if (t == 0 || t + 1 >= T) { copy_ok = 0; continue; }
+                int32_t want = task == TR_SYNTH_BACKCOPY ? tg[t - 1] : last[k] >= 0 ? tg[last[k]] : text[src];
+                if (task == TR_SYNTH_RECALL && last[k] >= 0) recalls++;
+                if (tg[t + 1] != want) copy_ok = 0;
+                if (task == TR_SYNTH_RECALL && last[k] < 0) src++;
+                last[k] = t + 1;
+                t++;
+                pos++;
+            } else if (tg[t] != text[src++]) {
+                text_ok = 0;
+            }
+        }
+    }
+    gsl_rng_free(rng);
+    double share = (double)trig / pos;
+    char name[128];
+    snprintf(name, sizeof name, "task %d: BOS then the stream shifted by one", task);
+    CHECK(name, layout_ok);
+    snprintf(name, sizeof name, "task %d: the byte after every trigger follows the copy rule", task);
+    CHECK(name, copy_ok);
+    snprintf(name, sizeof name, "task %d: the other bytes are the text in order", task);
+    CHECK(name, text_ok);
+    /* a position is a trigger with p = 0.05 unless the one before was: share ~ 0.05 / 1.05 */
+    snprintf(name, sizeof name, "task %d: trigger share %.4f near 0.0476", task, share);
+    CHECK(name, share > 0.043 && share < 0.052);
+    if (task == TR_SYNTH_RECALL) CHECK("recall: repeated triggers occur", recalls > 1000);
+}
+
+int main(void) {
+    size_t len = 20000;
+    unsigned char *text = xmalloc(len);
+    for (size_t i = 0; i < len; i++) text[i] = (unsigned char)('a' + (i * 7 + i / 13) % 26);
+    check_task(text, len, TR_SYNTH_BACKCOPY);
+    check_task(text, len, TR_SYNTH_RECALL);
+
+    tr_synth sy = {TR_SYNTH_RECALL, 0.2, 3};
+    int32_t a[2][T], b[2][T];
+    for (int r = 0; r < 2; r++) {
+        gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+        gsl_rng_set(rng, 11);
+        tr_synth_window(text, len, 100, T, &sy, rng, BOS, a[r], b[r]);
+        gsl_rng_free(rng);
+    }
+    CHECK("same seed, same window", !memcmp(a[0], a[1], sizeof a[0]) && !memcmp(b[0], b[1], sizeof b[0]));
+    free(text);
+    printf("1..%d\n", 10);
+    return failures != 0;
+}
