@@ -501,8 +501,9 @@ static void setup(run *r) {
     r->m = model_load(o->model, err, sizeof err);
     if (!r->m) die_data(NULL, "%s", err);
     const model_config *c = &r->m->cfg;
-    if ((o->nll || o->logits || o->no_attention) && c->family == FAM_BERT)
-        die_usage("%s: bert has no language-model head (no --nll, --logits or --no-attention)", o->model);
+    if ((o->nll || o->logits || o->no_attention) && !r->m->w.lm_head)
+        die_usage("%s: %s has no language-model head (no --nll, --logits or --no-attention)", o->model,
+                  c->model_type);
     r->tokpath = o->text ? tokenizer_path(o) : NULL;
     if (o->ids)
         read_ids(o, r->m, &r->b);
