@@ -156,3 +156,60 @@ expect_error "roberta: 65 tokens exceed the 64 positions after padding_idx + 1" 
     "$out" "$BIN/extract" --model "$T/roberta-pad-positions" --ids "$T/long_ids.txt" "$out"
 expect_error "roberta: no language-model head, --nll refused" 2 "roberta has no language-model head" "$out" \
     "$BIN/extract" --model "$T/roberta-pad-positions" --ids "$T/rob_ids.txt" --nll "$T/x.tsv" "$out"
+
+# --text with the released GPT-2-style tokenizers (random weights of the real vocabulary size):
+# phi gets <|endoftext|> first like gpt2, OPT its </s> (id 2), RoBERTa <s> … </s>; the text ids
+# between are the tokenize program's.
+echo "In the beginning God created the heaven and the earth." >"$T/verse.txt"
+for spec in phi:phi-2:51200:50256:- opt:opt-125m:50272:2:- roberta:roberta-base:50265:0:2; do
+    IFS=: read -r fam dir V lead trail <<<"$spec"
+    if [ ! -d "$HF/$dir" ]; then ok "# SKIP --text $fam: $HF/$dir absent"; continue; fi
+    $MK "$fam" "$T/text-$fam" --vocab "$V"
+    for f in "$HF/$dir"/*; do   # the tokenizer files, not the released config.json
+        case $(basename "$f") in config.json | generation_config.json) ;; *) cp "$f" "$T/text-$fam/" ;; esac
+    done
+    "$BIN/tokenize" --tokenizer "$HF/$dir" --family "$fam" --no-header "$T/verse.txt" >"$T/verse-$fam.ids"
+    "$BIN/extract" --model "$T/text-$fam" --text "$T/verse.txt" -S 1 -T 8 --sequential "$T/text-$fam.h5"
+    last=""; [ "$trail" != - ] && last=", $trail last"
+    check "--text $fam: $lead first$last, the tokenizer's ids between" $PYTHON -c "
+import h5py, sys
+t = h5py.File(sys.argv[1], 'r')['tokens'][0].tolist()
+ids = [int(x) for x in open(sys.argv[2]).read().split()]
+lead, trail = int(sys.argv[3]), sys.argv[4]
+body = t[1:-1] if trail != '-' else t[1:]
+assert t[0] == lead and body == ids[:len(body)], (t, ids)
+assert trail == '-' or t[-1] == int(trail), t" "$T/text-$fam.h5" "$T/verse-$fam.ids" "$lead" "$trail"
+done
+
+# --info on every released config.json in $HF (config only, no weights): the values the forward
+# pass will use; T5 (encoder-decoder) is refused by name.
+info_has() {   # info_has DIR 'key<TAB>value' ...
+    local dir=$1; shift
+    [ -f "$HF/$dir/config.json" ] || { ok "# SKIP --info $dir: absent"; return; }
+    "$BIN/extract" --model "$HF/$dir" --info >"$T/info.txt" 2>/dev/null || { fail "--info $dir: failed"; return; }
+    local kv miss=""
+    for kv in "$@"; do grep -qxF "$(printf "$kv")" "$T/info.txt" || miss="$miss [$kv]"; done
+    if [ -z "$miss" ]; then ok "--info $dir: $# values as expected"; else fail "--info $dir: missing$miss"; fi
+}
+W32=$(printf '4096,%.0s' $(seq 31))4096
+info_has phi-2 'block\tparallel_one_norm' 'head_dim\t80' 'rotary_dim\t32' 'activation\tgelu_tanh' 'tied_head\t0'
+info_has Mistral-7B-v0.1 'kv_heads\t8' 'norm_eps\t1e-05' "sliding_window\t$W32" 'max_positions\t32768'
+info_has gemma-2b-it 'head_dim\t256' 'kv_heads\t1' 'norm\trmsnorm(1+w)' 'activation\tgelu_tanh' \
+    'embed_scale\t45.2548332' 'attn_scale\t0.0625' 'tied_head\t1' 'bos_id\t2'
+info_has Qwen3-0.6B 'head_dim\t128' 'qk_norm\t1' 'tied_head\t1' 'rope_theta\t1e+06' 'max_positions\t40960'
+info_has opt-125m 'block\tpre_ln' 'position_offset\t2' 'max_positions\t2048' 'activation\trelu' 'bos_id\t2'
+info_has gpt2 'block\tpre_ln' 'learned_positions\t1' 'tied_head\t1'
+info_has bert-base-uncased 'block\tpost_ln' 'causal\t0' 'norm_eps\t1e-12'
+info_has pythia-410m-deduped 'block\tparallel' 'rotary_dim\t16'
+info_has Qwen2.5-0.5B 'kv_heads\t2' 'tied_head\t1'
+info_has Llama-3.1-8B 'kv_heads\t8' 'rope_theta\t500000'
+n=0; for f in "$HF"/*/config.json; do [ -f "$f" ] && n=$((n + 1)); done
+m=0; for f in "$HF"/*/config.json; do [ -f "$f" ] && "$BIN/extract" --model "$(dirname "$f")" --info >/dev/null 2>&1 && m=$((m + 1)); done
+check "--info loads every released config.json but T5's ($m of $n)" test "$m" -eq $((n - 1))
+if [ -d "$HF/flan-t5-large" ]; then
+    expect_error "--info: t5 refused by name" 1 "model_type 't5' is not supported" - \
+        "$BIN/extract" --model "$HF/flan-t5-large" --info
+fi
+expect_error "--info takes only --model" 2 "info takes only --model" - \
+    "$BIN/extract" --model "$T/opt-pre-ln" --info --ids "$T/ids.txt"
+expect_error "--info: a directory without config.json" 1 "config.json" - "$BIN/extract" --model "$T" --info

@@ -122,6 +122,9 @@ void model_free(model *m);
  * safetensors), *.gguf, or a llama2.c *.bin. NULL + message in err on failure. */
 model *model_load(const char *path, char *err, size_t errlen);
 model *model_load_hf(const char *dir, char *err, size_t errlen);
+/* The configuration of a Hugging Face directory from config.json alone (no weights read;
+ * w.layers holds only each layer's window). */
+model *model_load_hf_config(const char *dir, char *err, size_t errlen);
 model *model_load_gguf(const char *path, char *err, size_t errlen);
 model *model_load_llama2c(const char *path, char *err, size_t errlen);
 #endif

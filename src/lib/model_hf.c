@@ -892,7 +892,13 @@ static int add_file(model *m, const char *path, char *err, size_t errlen) {
     return 0;
 }
 
-model *model_load_hf(const char *dir, char *err, size_t errlen) {
+/* config.json only: the parsed configuration and the per-layer windows, no weights (--info). */
+static void config_only(hf_ctx *c, model *m) {
+    m->w.layers = c->hs->layers = xcalloc((size_t)m->cfg.n_layer, sizeof *m->w.layers);
+    set_windows(c, &m->cfg, m->w.layers);
+}
+
+static model *load_hf(const char *dir, int with_weights, char *err, size_t errlen) {
     model *m = xcalloc(1, sizeof *m);
     hf_ctx c = {.err = err, .errlen = errlen};
     snprintf(c.dir, sizeof c.dir, "%s", dir);
@@ -908,14 +914,16 @@ model *model_load_hf(const char *dir, char *err, size_t errlen) {
     } else {
         if (add_file(m, path, err, errlen)) c.failed = 1;
         if (!c.failed) parse_config(&c, &m->cfg);
-        if (!c.failed && !(c.st = c.hs->st = st_open_dir(dir, err, errlen))) c.failed = 1;
-        if (!c.failed) load_weights(&c, m);
+        if (!c.failed && !with_weights) config_only(&c, m);
+        if (!c.failed && with_weights && !(c.st = c.hs->st = st_open_dir(dir, err, errlen))) c.failed = 1;
+        if (!c.failed && with_weights) load_weights(&c, m);
     }
     json_decref(c.cfg);
     if (!c.cfg || c.failed) {
         model_free(m);
         return NULL;
     }
+    if (!with_weights) return m;
     char index[4096];
     snprintf(index, sizeof index, "%s/model.safetensors.index.json", dir);
     int sharded = access(index, R_OK) == 0, bad = sharded && add_file(m, index, err, errlen);
@@ -927,4 +935,12 @@ model *model_load_hf(const char *dir, char *err, size_t errlen) {
     /* the main file: the index when sharded, else the one safetensors file */
     memcpy(m->sha256, m->files_sha256[1], sizeof m->sha256);
     return m;
+}
+
+model *model_load_hf(const char *dir, char *err, size_t errlen) {
+    return load_hf(dir, 1, err, errlen);
+}
+
+model *model_load_hf_config(const char *dir, char *err, size_t errlen) {
+    return load_hf(dir, 0, err, errlen);
 }

@@ -6,7 +6,7 @@ small width with every other key kept), then the tensors follow from the config 
 
 usage: make_tiny_more.py FAMILY OUTDIR [--from-config FILE] [--dtype F32|F16|BF16] [--shards N]
            [--tied|--untied] [--window W|--window-null] [--softcap A,F]
-           [--post-ln] [--proj E] [--qk-norm] [--bias] [--gqa] [--layer-types] [--seed N]
+           [--post-ln] [--proj E] [--qk-norm] [--bias] [--gqa] [--layer-types] [--seed N] [--vocab N]
 """
 import argparse
 import json
@@ -229,6 +229,7 @@ def main():
     ap.add_argument("--gqa", action="store_true")
     ap.add_argument("--layer-types", action="store_true", help="explicit layer_types, odd layers sliding")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--vocab", type=int, default=0, help="vocabulary size (to match a real tokenizer)")
     a = ap.parse_args()
     if a.from_config:
         cfg = shrink(json.load(open(a.from_config)))
@@ -236,6 +237,8 @@ def main():
             raise SystemExit(f"{a.from_config}: model_type {cfg['model_type']}, not {a.family}")
     else:
         cfg = base_config(a.family, a)
+    if a.vocab:
+        cfg["vocab_size"] = a.vocab
     g = Gen(a.seed, a.dtype)
     tensors(g, cfg, a.untied)
     os.makedirs(a.outdir, exist_ok=True)
