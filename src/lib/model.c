@@ -1,7 +1,8 @@
 /* model: the forward pass of every supported block type (hf-checkpoints.md §3.3, §4.3, §5.3,
  * §6.3, §7.3; hf-checkpoints-more.md §3–§9, the layouts of model_block) over a batch of
- * sequences, in float32. Projections are one GEMM over all B·T rows, split into column slabs across OpenMP threads; attention runs one (sequence, head) per thread;
- * OpenBLAS itself stays single-threaded. Each attention row is kept as log-probabilities
+ * sequences, in float32. Projections are one GEMM over all B·T rows, split into column slabs
+ * across OpenMP threads; attention runs one (sequence, head) per thread; OpenBLAS itself stays
+ * single-threaded. Each attention row is kept as log-probabilities
  * score − logsumexp(scores), so nothing underflows. Results do not depend on the batch size or
  * the thread count (tests/t-extract.sh checks bit-identity). */
 #include <cblas.h>
