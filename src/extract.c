@@ -25,11 +25,13 @@ static void usage(void) {
     printf(
         "Usage: %s --model PATH (--text FILE | --ids FILE) [options] OUTPUT|-\n"
         "       %s --model PATH (--text FILE | --ids FILE) --no-attention [--nll FILE]\n"
+        "       %s --model PATH --info\n"
         "Run a model over S windows of T tokens and write its attention rows as natural-log\n"
         "probabilities (score - logsumexp(scores)) for every layer and head: the attention file.\n\n"
         "Model and inputs:\n"
         "      --model PATH      Hugging Face directory (config.json + model.safetensors or\n"
-        "                        model.safetensors.index.json; gpt2, gpt_neox, llama, qwen2, bert),\n"
+        "                        model.safetensors.index.json; gpt2, gpt_neox, llama, qwen2, bert,\n"
+        "                        phi, mistral, gemma, gemma2, qwen3, opt, roberta, xlm-roberta),\n"
         "                        a *.gguf file, or a llama2.c *.bin checkpoint\n"
         "      --tokenizer PATH  tokenizer (default: the model directory; the .gguf itself; the\n"
         "                        tok*.bin beside a llama2.c .bin)\n"
@@ -42,8 +44,9 @@ static void usage(void) {
         "  -T, --tokens N        tokens per window, specials included (128)\n"
         "      --seed N          seed of the random window offsets (1)\n"
         "      --sequential      consecutive windows from the start instead of random offsets\n"
-        "      --no-bos          do not prepend BOS (gpt2, gpt_neox: <|endoftext|>; llama: its\n"
-        "                        BOS; qwen2 never gets one; bert is always [CLS] ... [SEP])\n"
+        "      --no-bos          do not prepend BOS (gpt2, gpt_neox, phi: <|endoftext|>; llama,\n"
+        "                        mistral, gemma, gemma2: its BOS; opt: </s>; qwen2, qwen3 never\n"
+        "                        get one; bert is always [CLS] ... [SEP], roberta <s> ... </s>)\n"
         "Outputs:\n"
         "      --layers LIST     layers to write, e.g. 0,2,5-7 (all); recorded as 'layer_index'\n"
         "      --heads LIST      heads to write (all); recorded as 'head_index'\n"
@@ -55,6 +58,8 @@ static void usage(void) {
         "      --mask FILE       heads to prune, one 'layer head' per line (0-based; '#' comments):\n"
         "                        their outputs are zeroed before the output projection\n"
         "      --no-attention    write no attention file (OUTPUT not needed); prints perplexity\n"
+        "      --info            print the parsed configuration as key<TAB>value lines and exit\n"
+        "                        (a Hugging Face directory needs only its config.json)\n"
         "      --threads N       OpenMP threads (all cores); OpenBLAS runs single-threaded inside\n"
         "      --batch N         sequences per forward pass (4): larger GEMMs, same results\n"
         "      --deflate N       compression level of the attention file, 0 (none) to 9 (1);\n"
@@ -67,17 +72,17 @@ static void usage(void) {
         "ids of the text, plus batch x (4*L*H*T*T bytes of attention, 4*T*vocab bytes of logits with --nll/--logits/\n"
         "--no-attention, 4*T*(6*hidden + 2*ffn) bytes of activations) + 8*T*T*threads bytes;\n"
         "independent of S.\n",
-        cli_prog(), cli_prog());
+        cli_prog(), cli_prog(), cli_prog());
 }
 
 typedef struct {
     const char *model, *tokenizer, *text, *ids, *layers, *heads, *nll, *logits, *mask, *out;
-    int S, T, sink, sequential, no_bos, no_attention, threads, batch, deflate;
+    int S, T, sink, sequential, no_bos, no_attention, threads, batch, deflate, info;
     long long seed;
 } opts;
 
 enum { O_MODEL = 256, O_TOK, O_TEXT, O_IDS, O_SEED, O_SEQ, O_NOBOS, O_LAYERS, O_HEADS, O_SINK, O_NLL,
-       O_LOGITS, O_MASK, O_NOATT, O_THREADS, O_BATCH, O_DEFLATE };
+       O_LOGITS, O_MASK, O_NOATT, O_THREADS, O_BATCH, O_DEFLATE, O_INFO };
 
 static void parse_args(int argc, char **argv, opts *o) {
     static const struct option lo[] = {
@@ -85,7 +90,7 @@ static void parse_args(int argc, char **argv, opts *o) {
         {"sequences", 1, 0, 'S'}, {"tokens", 1, 0, 'T'}, {"seed", 1, 0, O_SEED}, {"sequential", 0, 0, O_SEQ},
         {"no-bos", 0, 0, O_NOBOS}, {"layers", 1, 0, O_LAYERS}, {"heads", 1, 0, O_HEADS}, {"sink", 1, 0, O_SINK},
         {"nll", 1, 0, O_NLL}, {"logits", 1, 0, O_LOGITS}, {"mask", 1, 0, O_MASK},
-        {"no-attention", 0, 0, O_NOATT}, {"threads", 1, 0, O_THREADS}, {"batch", 1, 0, O_BATCH}, {"deflate", 1, 0, O_DEFLATE}, {"help", 0, 0, 'h'},
+        {"no-attention", 0, 0, O_NOATT}, {"threads", 1, 0, O_THREADS}, {"batch", 1, 0, O_BATCH}, {"deflate", 1, 0, O_DEFLATE}, {"info", 0, 0, O_INFO}, {"help", 0, 0, 'h'},
         {"version", 0, 0, 'V'}, {0, 0, 0, 0}};
     *o = (opts){.S = 64, .T = 128, .seed = 1, .batch = 4, .deflate = 1};
     int c;
@@ -110,12 +115,17 @@ static void parse_args(int argc, char **argv, opts *o) {
         case O_THREADS: o->threads = (int)cli_parse_long("threads", optarg, 1, 1024); break;
         case O_BATCH: o->batch = (int)cli_parse_long("batch", optarg, 1, 1024); break;
         case O_DEFLATE: o->deflate = (int)cli_parse_long("deflate", optarg, 0, 9); break;
+        case O_INFO: o->info = 1; break;
         case 'h': usage(); exit(0);
         case 'V': cli_print_version(); exit(0);
         default: die_usage("unknown or incomplete option (see --help)");
         }
     }
     if (!o->model) die_usage("--model is required (see --help)");
+    if (o->info) {
+        if (o->text || o->ids || optind < argc) die_usage("--info takes only --model");
+        return;
+    }
     if (!o->text == !o->ids) die_usage("give exactly one of --text and --ids (see --help)");
     if (o->no_attention) {
         if (optind < argc) die_usage("--no-attention takes no OUTPUT");
@@ -263,8 +273,16 @@ static void specials(const opts *o, const model *m, const tok *tk, int *lead, in
         if (*lead < 0 || *trail < 0) die_data(o->model, "tokenizer has no [CLS]/[SEP]");
         return;
     }
-    if (o->no_bos || c->family == FAM_QWEN2) return;
-    if (c->family == FAM_LLAMA)
+    if (c->family == FAM_ROBERTA) {
+        *lead = tok_id(tk, "<s>") >= 0 ? tok_id(tk, "<s>") : c->bos_id;
+        *trail = tok_id(tk, "</s>") >= 0 ? tok_id(tk, "</s>") : c->eos_id;
+        if (*lead < 0 || *trail < 0) die_data(o->model, "tokenizer has no <s>/</s>");
+        return;
+    }
+    if (o->no_bos || c->family == FAM_QWEN2 || c->family == FAM_QWEN3) return;
+    if (c->family == FAM_OPT)   /* OPT's tokenizer prepends </s> (bos_token_id 2) */
+        *lead = c->bos_id;
+    else if (c->family == FAM_LLAMA || c->family == FAM_MISTRAL || c->family == FAM_GEMMA || c->family == FAM_GEMMA2)
         *lead = tok_bos(tk) >= 0 ? tok_bos(tk) : c->bos_id;
     else
         *lead = tok_id(tk, "<|endoftext|>") >= 0 ? tok_id(tk, "<|endoftext|>") : c->bos_id;
@@ -503,8 +521,9 @@ static void setup(run *r) {
     r->m = model_load(o->model, err, sizeof err);
     if (!r->m) die_data(NULL, "%s", err);
     const model_config *c = &r->m->cfg;
-    if ((o->nll || o->logits || o->no_attention) && c->family == FAM_BERT)
-        die_usage("%s: bert has no language-model head (no --nll, --logits or --no-attention)", o->model);
+    if ((o->nll || o->logits || o->no_attention) && !r->m->w.lm_head)
+        die_usage("%s: %s has no language-model head (no --nll, --logits or --no-attention)", o->model,
+                  c->model_type);
     r->tokpath = o->text ? tokenizer_path(o) : NULL;
     if (o->ids)
         read_ids(o, r->m, &r->b);
@@ -598,11 +617,43 @@ static void run_free(run *r) {
     model_free(r->m);
 }
 
+/* --info: the configuration the forward pass will use, one key<TAB>value per line. */
+static void print_info(const char *path) {
+    struct stat sb;
+    char err[2048];
+    model *m = stat(path, &sb) == 0 && S_ISDIR(sb.st_mode) ? model_load_hf_config(path, err, sizeof err)
+                                                           : model_load(path, err, sizeof err);
+    if (!m) die_data(NULL, "%s", err);
+    const model_config *c = &m->cfg;
+    static const char *const norms[] = {"layernorm", "rmsnorm", "rmsnorm(1+w)"};
+    static const char *const acts[] = {"gelu", "gelu_tanh", "silu", "relu", "quick_gelu"};
+    static const char *const blocks[] = {"pre_ln", "parallel", "parallel_one_norm", "sandwich", "post_ln"};
+    printf("model_type\t%s\nblock\t%s\nlayers\t%d\nhidden\t%d\nheads\t%d\nkv_heads\t%d\nhead_dim\t%d\n",
+           c->model_type, blocks[c->block], c->n_layer, c->d_model, c->n_head, c->n_kv_head, c->head_dim);
+    printf("ffn\t%d\ngated_mlp\t%d\nactivation\t%s\nvocab\t%d\nmax_positions\t%d\nnorm\t%s\nnorm_eps\t%g\n",
+           c->d_ff, c->gated_mlp, acts[c->act], c->vocab, c->max_pos, norms[c->norm], c->norm_eps);
+    printf("causal\t%d\nrotary_dim\t%d\nrope_theta\t%g\nlearned_positions\t%d\nposition_offset\t%d\n", c->causal,
+           c->rotary_dim, c->rope_theta, c->learned_pos, c->pos_offset);
+    printf("embed_dim\t%d\nembed_scale\t%.9g\nattn_scale\t%.9g\nattn_softcap\t%g\nfinal_softcap\t%g\nqk_norm\t%d\n",
+           c->d_embed > 0 ? c->d_embed : c->d_model, c->emb_scale > 0 ? c->emb_scale : 1.0,
+           c->attn_scale > 0 ? c->attn_scale : 1.0 / sqrt((double)c->head_dim), c->attn_softcap, c->final_softcap,
+           c->qk_norm);
+    printf("tied_head\t%d\nbos_id\t%d\neos_id\t%d\npad_id\t%d\nsliding_window", c->tied_head, c->bos_id, c->eos_id,
+           c->pad_id);
+    for (int l = 0; l < c->n_layer; l++) printf("%c%d", l ? ',' : '\t', m->w.layers ? m->w.layers[l].window : 0);
+    printf("\n");
+    model_free(m);
+}
+
 int main(int argc, char **argv) {
     static run r;
     cli_init(argv[0]);
     h5io_quiet();
     parse_args(argc, argv, &r.o);
+    if (r.o.info) {
+        print_info(r.o.model);
+        return 0;
+    }
     setup(&r);
     int B = r.o.batch < r.b.S ? r.o.batch : r.b.S;
     open_outputs(&r, B);

@@ -38,10 +38,10 @@ EOF
 
 variant no_type "del c['model_type']"
 expect_error "missing model_type lists the supported types" 1 \
-    "no model_type \(supported: gpt2, gpt_neox, llama, qwen2, bert\)" "$out" X --model "$T/no_type" --ids "$T/ids.txt" "$out"
+    "no model_type \(supported: gpt2, gpt_neox, llama, qwen2, bert, phi, mistral, gemma, gemma2, qwen3, opt, roberta, xlm-roberta\)" "$out" X --model "$T/no_type" --ids "$T/ids.txt" "$out"
 variant t5 "c['model_type'] = 't5'"
 expect_error "unknown model_type lists the supported types" 1 \
-    "model_type 't5' is not supported \(supported: gpt2, gpt_neox, llama, qwen2, bert\)" "$out" \
+    "model_type 't5' is not supported \(supported: gpt2, gpt_neox, llama, qwen2, bert, phi, mistral, gemma, gemma2, qwen3, opt, roberta, xlm-roberta\)" "$out" \
     X --model "$T/t5" --ids "$T/ids.txt" "$out"
 variant bad_rope "c['model_type'] = 'llama'; c.update(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64, rope_scaling={'rope_type': 'yarn', 'factor': 2})"
 expect_error "unsupported rope type" 1 "rope type 'yarn' is not supported" "$out" \

@@ -4,7 +4,7 @@
  * and libmvec's vector variants), and for expf, sinf and cosf those paths round some inputs
  * differently (measured here by emulating a CPU without FMA/AVX2 through GLIBC_TUNABLES). The
  * element-wise functions below therefore evaluate glibc's double-precision function at the float
- * argument and round to float: for exp and log that gives the same float on both code paths for
+ * argument and round to float: for exp, log and tanh that gives the same float on both code paths for
  * every one of the 2^32 float inputs (`make check-libm` re-runs that exhaustive comparison;
  * tests/t-determinism.sh a sample of it). The same trick fails for sine (some float inputs
  * differ), so sine and cosine, and every scalar that sets up a computation once (a RoPE table,
@@ -15,6 +15,7 @@
 
 static inline float det_expf(float x) { return (float)exp((double)x); }
 static inline float det_logf(float x) { return (float)log((double)x); }
+static inline float det_tanhf(float x) { return (float)tanh((double)x); }
 static inline float det_erff(float x) { return erff(x); }   /* glibc has one erff for all CPUs */
 
 float det_sinf(float x);              /* correctly rounded (MPFR): RoPE tables only, ~1 µs a call */

@@ -1,8 +1,9 @@
 /* model: the forward pass of every supported block type (hf-checkpoints.md §3.3, §4.3, §5.3,
- * §6.3, §7.3) over a batch of sequences, in float32. Projections are one GEMM over all B·T rows,
- * split into column slabs across OpenMP threads; attention runs one (sequence, head) per thread;
- * every product goes through gemm.h and every elementary function through detmath.h, so the bits
- * are the same on every x86-64 CPU. Each attention row is kept as log-probabilities
+ * §6.3, §7.3; hf-checkpoints-more.md §3–§9, the layouts of model_block) over a batch of
+ * sequences, in float32. Projections are one GEMM over all B·T rows, split into column slabs
+ * across OpenMP threads; attention runs one (sequence, head) per thread; every product goes
+ * through gemm.h and every elementary function through detmath.h, so the bits are the same on
+ * every x86-64 CPU. Each attention row is kept as log-probabilities
  * score − logsumexp(scores), so nothing underflows. Results do not depend on the batch size or
  * the thread count (tests/t-extract.sh checks bit-identity). */
 #include <math.h>
@@ -43,7 +44,8 @@ static void linear(float *y, const float *x, const float *W, const float *b, int
     }
 }
 
-/* LayerNorm with biased variance (two passes in double), or RMSNorm x/sqrt(mean(x²)+eps)·w. */
+/* LayerNorm with biased variance (two passes in double), RMSNorm x/sqrt(mean(x²)+eps)·w, or
+ * Gemma's RMSNorm with the scale (1 + w) formed in float32 as HF does. b may be NULL. */
 static void norm(float *y, const float *x, const float *w, const float *b, int T, int d, model_norm kind,
                  float eps) {
     for (int t = 0; t < T; t++) {
@@ -57,8 +59,8 @@ static void norm(float *y, const float *x, const float *w, const float *b, int T
         for (int i = 0; i < d; i++) var += (xt[i] - mean) * (xt[i] - mean);
         float inv = (float)(1.0 / sqrt(var / d + eps));
         for (int i = 0; i < d; i++) {
-            float v = (float)(xt[i] - mean) * inv;
-            yt[i] = w[i] * v + (b ? b[i] : 0.0f);
+            float v = (float)(xt[i] - mean) * inv, scale = kind == NORM_RMS_OFFSET ? 1.0f + w[i] : w[i];
+            yt[i] = scale * v + (b ? b[i] : 0.0f);
         }
     }
 }
@@ -95,28 +97,34 @@ static void rope(float *x, int T, int nh, int hd, int rd, const float *cs, const
         }
 }
 
-/* Row t of S becomes log-probabilities over its keys (j ≤ t when causal, valid keys otherwise);
- * P receives the probabilities (0 outside the row). */
-static void log_softmax_rows(float *S, float *P, int T, int causal, const uint8_t *valid) {
+/* Row t of S becomes log-probabilities over its keys: causal j ≤ t, and with a sliding window
+ * W > 0 also j > t − W (hf-checkpoints-more.md §11); bidirectional: the valid keys. P receives
+ * the probabilities (0 outside the row). */
+static void log_softmax_rows(float *S, float *P, int T, int causal, int window, const uint8_t *valid) {
     for (int t = 0; t < T; t++) {
         float *s = S + (size_t)t * T, *p = P + (size_t)t * T;
-        int n = causal ? t + 1 : T, any = 0;
+        int n = causal ? t + 1 : T, lo = causal && window > 0 && t - window + 1 > 0 ? t - window + 1 : 0, any = 0;
         float mx = -INFINITY;
-        for (int j = 0; j < n; j++)
+        for (int j = lo; j < n; j++)
             if (causal || !valid || valid[j]) {
                 if (s[j] > mx) mx = s[j];
                 any = 1;
             }
         double sum = 0;
-        for (int j = 0; j < n; j++)
+        for (int j = lo; j < n; j++)
             if (causal || !valid || valid[j]) sum += det_expf(s[j] - mx);
         float lse = any ? mx + det_logf((float)sum) : 0.0f;
         for (int j = 0; j < T; j++) {
-            int in = j < n && (causal || !valid || valid[j]);
+            int in = j >= lo && j < n && (causal || !valid || valid[j]);
             s[j] = in ? s[j] - lse : -INFINITY;
             p[j] = in ? det_expf(s[j]) : 0.0f;
         }
     }
+}
+
+/* Gemma2's soft-cap, cap·tanh(s/cap), in float32 over n values. */
+static void softcap(float *s, size_t n, float cap) {
+    for (size_t i = 0; i < n; i++) s[i] = cap * det_tanhf(s[i] / cap);
 }
 
 /* Activations of B sequences of T positions, row r = b*T + t. */
@@ -165,7 +173,8 @@ static void attention(const model *m, workspace *w, int l, const uint8_t *valid,
     int nh = c->n_head, hd = c->head_dim, rep = c->n_head / c->n_kv_head, T = w->T;
     int qd = nh * hd, kd = c->n_kv_head * hd;
     size_t tt = (size_t)T * T;
-    float scale = 1.0f / sqrtf((float)hd);
+    float scale = c->attn_scale > 0 ? c->attn_scale : 1.0f / sqrtf((float)hd);
+    int window = m->w.layers[l].window;
 #pragma omp parallel for schedule(static)
     for (int bh = 0; bh < w->B * nh; bh++) {
         int b = bh / nh, h = bh % nh;
@@ -176,7 +185,8 @@ static void attention(const model *m, workspace *w, int l, const uint8_t *valid,
         const float *kh = w->k + row0 * kd + (size_t)(h / rep) * hd, *vh = w->v + row0 * kd + (size_t)(h / rep) * hd;
         float *oh = w->ctx + row0 * qd + (size_t)h * hd;
         gemm_f32(0, 1, T, T, hd, scale, qh, qd, kh, kd, 0.0f, S, T);
-        log_softmax_rows(S, P, T, c->causal, valid ? valid + row0 : NULL);
+        if (c->attn_softcap > 0) softcap(S, tt, c->attn_softcap);
+        log_softmax_rows(S, P, T, c->causal, window, valid ? valid + row0 : NULL);
         if (head_keep && !head_keep[(size_t)l * nh + h]) {
             for (int t = 0; t < T; t++) memset(oh + (size_t)t * qd, 0, sizeof(float) * hd);
         } else {
@@ -193,6 +203,10 @@ static void attn_block(const model *m, const model_layer *y, workspace *w, const
     linear(w->q, in, y->wq, y->bq, N, d, qd);
     linear(w->k, in, y->wk, y->bk, N, d, kd);
     linear(w->v, in, y->wv, y->bv, N, d, kd);
+    if (c->qk_norm) {   /* each head's hd values, after the projection and before RoPE */
+        norm(w->q, w->q, y->q_norm_w, y->q_norm_b, N * c->n_head, c->head_dim, c->norm, c->norm_eps);
+        norm(w->k, w->k, y->k_norm_w, y->k_norm_b, N * c->n_kv_head, c->head_dim, c->norm, c->norm_eps);
+    }
     if (c->rotary_dim > 0)
         for (int b = 0; b < w->B; b++) {
             rope(w->q + (size_t)b * w->T * qd, w->T, c->n_head, c->head_dim, c->rotary_dim, w->cs, w->sn);
@@ -225,27 +239,41 @@ static void add(float *x, const float *y, size_t n) {
     for (size_t i = 0; i < n; i++) x[i] += y[i];
 }
 
-/* Pre-LN decoder layer (GPT-2, NeoX, Llama, Qwen2); NeoX's parallel form reads x twice. */
+/* The pre-norm layers (model_block in model.h): serial, parallel with two norms (NeoX), parallel
+ * with one (Phi), and Gemma2's sandwich with norms on both sides of each branch. */
 static void decoder_layer(const model *m, int l, workspace *w, const uint8_t *head_keep, float *logp) {
     const model_config *c = &m->cfg;
     const model_layer *y = &m->w.layers[l];
-    size_t n = (size_t)w->N * c->d_model;
-    norm(w->a, w->x, y->ln1_w, y->ln1_b, w->N, c->d_model, c->norm, c->norm_eps);
+    int N = w->N, d = c->d_model;
+    size_t n = (size_t)N * d;
+    norm(w->a, w->x, y->ln1_w, y->ln1_b, N, d, c->norm, c->norm_eps);
     attn_block(m, y, w, w->a, l, NULL, head_keep, logp);
-    if (c->parallel_residual) {
-        norm(w->a, w->x, y->ln2_w, y->ln2_b, w->N, c->d_model, c->norm, c->norm_eps);
+    switch (c->block) {
+    case BLOCK_PARALLEL:
+        norm(w->a, w->x, y->ln2_w, y->ln2_b, N, d, c->norm, c->norm_eps);
+        /* fall through */
+    case BLOCK_PARALLEL_ONE:
         mlp_block(c, y, w, w->a);
         for (size_t i = 0; i < n; i++) w->x[i] += w->m[i] + w->o[i];
         return;
+    case BLOCK_SANDWICH:
+        norm(w->o, w->o, y->ln2_w, NULL, N, d, c->norm, c->norm_eps);
+        add(w->x, w->o, n);
+        norm(w->a, w->x, y->ln3_w, NULL, N, d, c->norm, c->norm_eps);
+        mlp_block(c, y, w, w->a);
+        norm(w->m, w->m, y->ln4_w, NULL, N, d, c->norm, c->norm_eps);
+        add(w->x, w->m, n);
+        return;
+    default:
+        add(w->x, w->o, n);
+        norm(w->a, w->x, y->ln2_w, y->ln2_b, N, d, c->norm, c->norm_eps);
+        mlp_block(c, y, w, w->a);
+        add(w->x, w->m, n);
     }
-    add(w->x, w->o, n);
-    norm(w->a, w->x, y->ln2_w, y->ln2_b, w->N, c->d_model, c->norm, c->norm_eps);
-    mlp_block(c, y, w, w->a);
-    add(w->x, w->m, n);
 }
 
-/* BERT post-LN encoder layer: x = LN(attn(x) + x); x = LN(ffn(x) + x). */
-static void encoder_layer(const model *m, int l, workspace *w, const uint8_t *valid, const uint8_t *head_keep,
+/* Post-LN layer (BERT, RoBERTa encoders; OPT-350m, causal): x = LN(attn(x) + x); x = LN(ffn(x) + x). */
+static void post_ln_layer(const model *m, int l, workspace *w, const uint8_t *valid, const uint8_t *head_keep,
                           float *logp) {
     const model_config *c = &m->cfg;
     const model_layer *y = &m->w.layers[l];
@@ -258,16 +286,59 @@ static void encoder_layer(const model *m, int l, workspace *w, const uint8_t *va
     norm(w->x, w->m, y->ln2_w, y->ln2_b, w->N, c->d_model, c->norm, c->norm_eps);
 }
 
+/* Learned-position row of token r (row r of the batch, position t = r mod T): t + pos_offset, or
+ * RoBERTa's create_position_ids_from_input_ids, pad_id + (non-pad ids up to t), pads at pad_id. */
+static size_t pos_row(const model_config *c, const int32_t *ids, int r, int T) {
+    int t = r % T;
+    if (!c->pos_skip_pad) return (size_t)t + (size_t)c->pos_offset;
+    if (ids[r] == c->pad_id) return (size_t)c->pad_id;
+    int count = 0;
+    for (int u = r - t; u <= r; u++) count += ids[u] != c->pad_id;
+    return (size_t)c->pad_id + (size_t)count;
+}
+
+/* Token embeddings (OPT: in d_embed dims, then project_in), Gemma's √d scale, token type 0,
+ * learned positions, and the embedding LayerNorm of the post-LN encoders. */
 static void embed(const model *m, const int32_t *ids, workspace *w) {
     const model_config *c = &m->cfg;
-    size_t d = (size_t)c->d_model;
+    size_t d = (size_t)c->d_model, e = c->d_embed > 0 ? (size_t)c->d_embed : d;
+    float *tok = e == d ? w->x : xmalloc(sizeof(float) * (size_t)w->N * e);
+    for (int r = 0; r < w->N; r++) {
+        float *xt = tok + r * e;
+        memcpy(xt, m->w.tok_emb + (size_t)ids[r] * e, sizeof(float) * e);
+        if (c->emb_scale > 0)
+            for (size_t i = 0; i < e; i++) xt[i] *= c->emb_scale;
+    }
+    if (tok != w->x) {
+        linear(w->x, tok, m->w.proj_in, NULL, w->N, (int)e, (int)d);
+        free(tok);
+    }
     for (int r = 0; r < w->N; r++) {
         float *xt = w->x + r * d;
-        memcpy(xt, m->w.tok_emb + (size_t)ids[r] * d, sizeof(float) * d);
         if (m->w.type_emb) add(xt, m->w.type_emb, d);
-        if (m->w.pos_emb) add(xt, m->w.pos_emb + (size_t)(r % w->T) * d, d);
+        if (m->w.pos_emb) add(xt, m->w.pos_emb + pos_row(c, ids, r, w->T) * d, d);
     }
-    if (c->post_ln) norm(w->x, w->x, m->w.emb_ln_w, m->w.emb_ln_b, w->N, c->d_model, c->norm, c->norm_eps);
+    if (m->w.emb_ln_w) norm(w->x, w->x, m->w.emb_ln_w, m->w.emb_ln_b, w->N, c->d_model, c->norm, c->norm_eps);
+}
+
+/* Final norm (when the model has one), OPT's project_out, the head with its bias, Gemma2's cap. */
+static void lm_logits(const model *m, workspace *w, float *logits) {
+    const model_config *c = &m->cfg;
+    int d = c->d_model, e = c->d_embed > 0 ? c->d_embed : d;
+    const float *h = w->x;
+    if (m->w.lnf_w) {
+        norm(w->a, w->x, m->w.lnf_w, m->w.lnf_b, w->N, d, c->norm, c->norm_eps);
+        h = w->a;
+    }
+    float *proj = NULL;
+    if (e != d) {
+        proj = xmalloc(sizeof(float) * (size_t)w->N * e);
+        linear(proj, h, m->w.proj_out, NULL, w->N, d, e);
+        h = proj;
+    }
+    linear(logits, h, m->w.lm_head, m->w.lm_head_b, w->N, e, c->vocab);
+    free(proj);
+    if (c->final_softcap > 0) softcap(logits, (size_t)w->N * c->vocab, c->final_softcap);
 }
 
 int model_forward_batch(const model *m, const int32_t *ids, const uint8_t *valid, int B, int T,
@@ -280,15 +351,12 @@ int model_forward_batch(const model *m, const int32_t *ids, const uint8_t *valid
     ws_alloc(&w, c, B, T, omp_get_max_threads());
     embed(m, ids, &w);
     for (int l = 0; l < c->n_layer; l++) {
-        if (c->post_ln)
-            encoder_layer(m, l, &w, valid, head_keep, attn_logp);
+        if (c->block == BLOCK_POST_LN)
+            post_ln_layer(m, l, &w, valid, head_keep, attn_logp);
         else
             decoder_layer(m, l, &w, head_keep, attn_logp);
     }
-    if (logits && !c->post_ln) {
-        norm(w.a, w.x, m->w.lnf_w, m->w.lnf_b, w.N, c->d_model, c->norm, c->norm_eps);
-        linear(logits, w.a, m->w.lm_head, NULL, w.N, c->d_model, c->vocab);
-    }
+    if (logits && m->w.lm_head) lm_logits(m, &w, logits);
     ws_free(&w);
     return 0;
 }

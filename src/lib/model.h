@@ -8,26 +8,48 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum { FAM_GPT2, FAM_NEOX, FAM_LLAMA, FAM_QWEN2, FAM_BERT } model_family;
-typedef enum { NORM_LAYER, NORM_RMS } model_norm;
+typedef enum {
+    FAM_GPT2, FAM_NEOX, FAM_LLAMA, FAM_QWEN2, FAM_BERT,
+    FAM_PHI, FAM_MISTRAL, FAM_GEMMA, FAM_GEMMA2, FAM_QWEN3, FAM_OPT, FAM_ROBERTA   /* roberta, xlm-roberta */
+} model_family;
+/* NORM_RMS_OFFSET is Gemma's x/rms·(1 + w): the stored weight is an offset from 1. */
+typedef enum { NORM_LAYER, NORM_RMS, NORM_RMS_OFFSET } model_norm;
+/* How a layer wires its norms and residuals (hf-checkpoints-more.md §3.3, §6.3, §8.3):
+ * PRE_LN        x += attn(N1 x); x += mlp(N2 x)                    GPT-2, Llama, Mistral, OPT-125m
+ * PARALLEL      x += attn(N1 x) + mlp(N2 x)                        NeoX
+ * PARALLEL_ONE  h = N1 x; x += attn(h) + mlp(h)                    Phi (one norm for both)
+ * SANDWICH      x += N2(attn(N1 x)); x += N4(mlp(N3 x))            Gemma2
+ * POST_LN       x = N1(x + attn x); x = N2(x + mlp x)              BERT, RoBERTa, OPT-350m */
+typedef enum { BLOCK_PRE_LN, BLOCK_PARALLEL, BLOCK_PARALLEL_ONE, BLOCK_SANDWICH, BLOCK_POST_LN } model_block;
 typedef enum { ACT_GELU_ERF, ACT_GELU_TANH, ACT_SILU, ACT_RELU, ACT_QUICK_GELU } model_act;
 
 typedef struct {
     model_family family;
-    char model_type[32];       /* as in config.json: gpt2, gpt_neox, llama, qwen2, bert */
+    char model_type[32];       /* as in config.json: gpt2, gpt_neox, llama, qwen2, bert, phi, ... */
     int n_layer, n_head, n_kv_head, d_model, head_dim, d_ff, vocab, max_pos;
     model_norm norm;
     float norm_eps;
     model_act act;
     int gated_mlp;             /* SwiGLU (llama, qwen2) */
-    int parallel_residual;     /* NeoX */
-    int post_ln;               /* BERT */
+    int parallel_residual;     /* NeoX use_parallel_residual, as read (forward follows block) */
+    int post_ln;               /* BERT, as read (forward follows block) */
     int causal;
     int learned_pos;           /* GPT-2, BERT absolute position embeddings */
     int rotary_dim;            /* 0 = no RoPE; else rotated dims per head (half-split) */
     float rope_theta;
     float *inv_freq;           /* rotary_dim/2 frequencies after any rope_scaling */
     int tied_head;
+    /* The newer families' differences (all 0 for the first five, where 0 means "not used"): */
+    model_block block;         /* set by every HF loader; GGUF/llama2.c leave PRE_LN or the flags */
+    int d_embed;               /* OPT word_embed_proj_dim when != d_model (project_in/out); else 0 */
+    int pos_offset;            /* learned position row = position + pos_offset (OPT 2, RoBERTa pad+1) */
+    int pos_skip_pad;          /* RoBERTa: pad ids take row pad_id and do not advance the position */
+    float emb_scale;           /* Gemma: embeddings × float32(sqrt(d_model)); 0 = none */
+    float attn_scale;          /* score scale; 0 = 1/sqrt(head_dim) (Gemma2 query_pre_attn_scalar) */
+    float attn_softcap;        /* Gemma2: s = cap·tanh(s/cap) after scaling, before the mask; 0 = none */
+    float final_softcap;       /* Gemma2: the same on the logits; 0 = none */
+    int qk_norm;               /* per-head norm (cfg.norm kind, [head_dim] weights) of q and k
+                                * before RoPE: Qwen3 q_norm/k_norm, Phi qk_layernorm */
     int bos_id, eos_id, pad_id, cls_id, sep_id;  /* -1 when not defined */
 } model_config;
 
@@ -40,15 +62,22 @@ typedef struct {
     const float *w_up, *b_up;       /* [d_ff, d] (GPT-2 c_fc, NeoX dense_h_to_4h, llama up) */
     const float *w_gate, *b_gate;   /* [d_ff, d] gated MLPs only (b_gate: llama mlp_bias) */
     const float *w_down, *b_down;   /* [d, d_ff] */
+    const float *q_norm_w, *q_norm_b, *k_norm_w, *k_norm_b;  /* [head_dim], with cfg.qk_norm */
+    const float *ln3_w, *ln4_w;     /* Gemma2 pre/post feed-forward norms (BLOCK_SANDWICH; ln2 is
+                                     * then the post-attention norm of the attention output) */
+    int window;                     /* sliding window W: key j visible to query i iff
+                                     * i − W < j ≤ i (§11); 0 = every earlier key */
 } model_layer;
 
 typedef struct {
-    const float *tok_emb;           /* [vocab, d] */
-    const float *pos_emb;           /* [max_pos, d] or NULL */
+    const float *tok_emb;           /* [vocab, d] ([vocab, d_embed] for OPT with d_embed) */
+    const float *pos_emb;           /* [max_pos + pos_offset, d] or NULL */
     const float *type_emb;          /* BERT token_type [2, d] (row 0 used) or NULL */
     const float *emb_ln_w, *emb_ln_b; /* BERT embedding LayerNorm */
     const float *lnf_w, *lnf_b;     /* final norm (not BERT) */
     const float *lm_head;           /* [vocab, d]; == tok_emb when tied; NULL for BERT */
+    const float *lm_head_b;         /* Phi's lm_head.bias [vocab], or NULL */
+    const float *proj_in, *proj_out; /* OPT [d, d_embed] / [d_embed, d] when d_embed is set */
     model_layer *layers;            /* n_layer */
 } model_weights;
 
@@ -93,6 +122,9 @@ void model_free(model *m);
  * safetensors), *.gguf, or a llama2.c *.bin. NULL + message in err on failure. */
 model *model_load(const char *path, char *err, size_t errlen);
 model *model_load_hf(const char *dir, char *err, size_t errlen);
+/* The configuration of a Hugging Face directory from config.json alone (no weights read;
+ * w.layers holds only each layer's window). */
+model *model_load_hf_config(const char *dir, char *err, size_t errlen);
 model *model_load_gguf(const char *path, char *err, size_t errlen);
 model *model_load_llama2c(const char *path, char *err, size_t errlen);
 #endif

@@ -175,7 +175,7 @@ static void parse_rope(hf_ctx *c, model_config *k) {
     double theta = cfg_num_in(c, rp, 0, "rope_theta", (const char *)NULL);
     if (theta == 0) theta = neox ? CFG(c, 10000, "rope_theta", "rotary_emb_base") : CFG(c, 10000, "rope_theta");
     double pf = cfg_num_in(c, rp, 0, "partial_rotary_factor", (const char *)NULL);
-    if (pf == 0) pf = neox ? CFG(c, 0.25, "partial_rotary_factor", "rotary_pct") : CFG(c, 1.0, "partial_rotary_factor");
+    if (pf == 0) pf = neox ? CFG(c, 0.25, "partial_rotary_factor", "rotary_pct") : CFG(c, k->family == FAM_PHI ? 0.5 : 1.0, "partial_rotary_factor");
     if (!(theta > 0 && theta < FLT_MAX && pf > 0 && pf <= 1)) {
         ctx_fail(c, "config.json: bad RoPE settings (theta %g, partial rotary factor %g)", theta, pf);
         return;
@@ -217,8 +217,10 @@ static void parse_rope(hf_ctx *c, model_config *k) {
 }
 
 static const struct { const char *type; model_family fam; } FAMILIES[] = {
-    {"gpt2", FAM_GPT2}, {"gpt_neox", FAM_NEOX}, {"llama", FAM_LLAMA}, {"qwen2", FAM_QWEN2}, {"bert", FAM_BERT}};
-#define SUPPORTED "gpt2, gpt_neox, llama, qwen2, bert"
+    {"gpt2", FAM_GPT2}, {"gpt_neox", FAM_NEOX}, {"llama", FAM_LLAMA}, {"qwen2", FAM_QWEN2}, {"bert", FAM_BERT},
+    {"phi", FAM_PHI}, {"mistral", FAM_MISTRAL}, {"gemma", FAM_GEMMA}, {"gemma2", FAM_GEMMA2}, {"qwen3", FAM_QWEN3},
+    {"opt", FAM_OPT}, {"roberta", FAM_ROBERTA}, {"xlm-roberta", FAM_ROBERTA}};
+#define SUPPORTED "gpt2, gpt_neox, llama, qwen2, bert, phi, mistral, gemma, gemma2, qwen3, opt, roberta, xlm-roberta"
 
 /* Shape keys shared by the families that use the modern names (GPT-2 has its own aliases). */
 static void parse_sizes(hf_ctx *c, model_config *k, int gpt2) {
@@ -243,6 +245,169 @@ static void parse_sizes(hf_ctx *c, model_config *k, int gpt2) {
     k->vocab = (int)CFG(c, 0, "vocab_size");
 }
 
+/* ---- config of the newer families (hf-checkpoints-more.md §3–§9) ------------------------ */
+
+/* An integer key in [lo, hi] (def when absent or null); a fraction or an out-of-range value is
+ * refused by name. */
+static int more_int(hf_ctx *c, const char *key, double def, int lo, int hi) {
+    double v = CFG(c, def, key);
+    if (c->failed) return lo;
+    if (v != floor(v) || v < lo || v > hi) {
+        ctx_fail(c, "config.json: '%s' is %g, expected an integer in [%d, %d]", key, v, lo, hi);
+        return lo;
+    }
+    return (int)v;
+}
+
+/* A key whose explicit null means "off" while its absence means the class default (Mistral's
+ * sliding_window, Gemma2's soft-caps): 0 for null, def when absent. */
+static double more_null_off(hf_ctx *c, const char *key, double def) {
+    json_t *v = json_object_get(c->cfg, key);
+    if (v && json_is_null(v)) return 0;
+    return CFG(c, def, key);
+}
+
+static int more_bool(hf_ctx *c, const char *key, int def) {
+    return more_int(c, key, def, 0, 1);
+}
+
+/* Keys the forward pass cannot honour, refused by name when they ask for something else. */
+static void more_refuse(hf_ctx *c, const char *key, double allowed) {
+    json_t *v = json_object_get(c->cfg, key);
+    if (!v || json_is_null(v)) return;
+    if ((json_is_number(v) || json_is_boolean(v)) && CFG(c, allowed, key) == allowed) return;
+    ctx_fail(c, "config.json: '%s' other than %g is not supported", key, allowed);
+}
+
+/* Gemma's activation rule (§5.1): hidden_activation if set, else gelu_pytorch_tanh; a different
+ * hidden_act is named on stderr, since a transformers ≥ 4.48 run would use it instead. */
+static const char *gemma_act(hf_ctx *c, int gemma2) {
+    const char *ha = cfg_str(c->cfg, "hidden_activation", NULL), *legacy = cfg_str(c->cfg, "hidden_act", NULL);
+    if (ha) return ha;
+    if (legacy && strcmp(legacy, "gelu_pytorch_tanh"))
+        fprintf(stderr, "%s: %s/config.json: hidden_act '%s' not used: %s uses hidden_activation, "
+                        "default gelu_pytorch_tanh\n", cli_prog(), c->dir, legacy, gemma2 ? "Gemma2" : "Gemma");
+    return "gelu_pytorch_tanh";
+}
+
+/* Sizes, norm, activation, block layout and family constants; windows are set per layer at load. */
+static void parse_more(hf_ctx *c, model_config *k) {
+    const char *act = "silu";
+    int big = 1 << 24, opt = k->family == FAM_OPT, rob = k->family == FAM_ROBERTA;
+    parse_sizes(c, k, 0);
+    k->block = BLOCK_PRE_LN;
+    k->norm = NORM_RMS;
+    k->norm_eps = (float)CFG(c, 1e-6, "rms_norm_eps");
+    k->gated_mlp = 1;
+    k->bos_id = k->eos_id = -1;
+    switch (k->family) {
+    case FAM_PHI:
+        k->block = BLOCK_PARALLEL_ONE;
+        k->norm = NORM_LAYER;
+        k->norm_eps = (float)CFG(c, 1e-5, "layer_norm_eps");
+        k->gated_mlp = 0;
+        k->max_pos = more_int(c, "max_position_embeddings", 2048, 1, big);
+        k->tied_head = more_bool(c, "tie_word_embeddings", 0);
+        k->qk_norm = more_bool(c, "qk_layernorm", 0);
+        act = cfg_str(c->cfg, "hidden_act", "gelu_new");
+        k->bos_id = more_int(c, "bos_token_id", 1, -1, big);
+        k->eos_id = more_int(c, "eos_token_id", 2, -1, big);
+        if (k->n_head > 0 && k->head_dim != k->d_model / k->n_head)
+            ctx_fail(c, "config.json: 'head_dim' %d is not hidden_size / num_attention_heads (Phi has no head_dim)",
+                     k->head_dim);
+        break;
+    case FAM_MISTRAL:
+        k->max_pos = more_int(c, "max_position_embeddings", 131072, 1, big);
+        k->tied_head = more_bool(c, "tie_word_embeddings", 0);
+        k->bos_id = more_int(c, "bos_token_id", 1, -1, big);
+        k->eos_id = more_int(c, "eos_token_id", 2, -1, big);
+        break;
+    case FAM_GEMMA:
+    case FAM_GEMMA2:
+        k->norm = NORM_RMS_OFFSET;
+        k->head_dim = more_int(c, "head_dim", 256, 1, big);
+        k->max_pos = more_int(c, "max_position_embeddings", 8192, 1, big);
+        k->tied_head = more_bool(c, "tie_word_embeddings", 1);
+        act = gemma_act(c, k->family == FAM_GEMMA2);
+        /* HF makes sqrt(hidden_size) a tensor of the activation dtype: float32 here */
+        k->emb_scale = (float)sqrt((double)k->d_model);
+        k->bos_id = more_int(c, "bos_token_id", 2, -1, big);
+        k->eos_id = more_int(c, "eos_token_id", 1, -1, big);
+        if (k->family == FAM_GEMMA) break;
+        k->block = BLOCK_SANDWICH;
+        k->attn_scale = (float)pow(CFG(c, 256, "query_pre_attn_scalar"), -0.5);
+        k->attn_softcap = (float)more_null_off(c, "attn_logit_softcapping", 50.0);
+        k->final_softcap = (float)more_null_off(c, "final_logit_softcapping", 30.0);
+        more_refuse(c, "use_bidirectional_attention", 0);
+        if (!(k->attn_scale > 0 && isfinite(k->attn_scale)) || k->attn_softcap < 0 || k->final_softcap < 0)
+            ctx_fail(c, "config.json: query_pre_attn_scalar and the soft-caps must be positive");
+        break;
+    case FAM_QWEN3:
+        k->head_dim = more_int(c, "head_dim", 128, 1, big);
+        k->max_pos = more_int(c, "max_position_embeddings", 32768, 1, big);
+        k->tied_head = more_bool(c, "tie_word_embeddings", 0);
+        k->qk_norm = 1;
+        k->bos_id = more_int(c, "bos_token_id", -1, -1, big);
+        k->eos_id = more_int(c, "eos_token_id", -1, -1, big);
+        break;
+    case FAM_OPT:
+        k->norm = NORM_LAYER;
+        k->norm_eps = 1e-5f;   /* OPT has no eps key: torch's LayerNorm default */
+        k->gated_mlp = 0;
+        k->d_model = more_int(c, "hidden_size", 768, 1, big);
+        k->n_layer = more_int(c, "num_hidden_layers", 12, 1, big);
+        k->n_head = k->n_kv_head = more_int(c, "num_attention_heads", 12, 1, big);
+        k->head_dim = k->d_model / k->n_head;
+        k->d_ff = more_int(c, "ffn_dim", 3072, 1, big);
+        k->vocab = more_int(c, "vocab_size", 50272, 1, big);
+        k->max_pos = more_int(c, "max_position_embeddings", 2048, 1, big);
+        k->d_embed = more_int(c, "word_embed_proj_dim", k->d_model, 1, big);
+        if (k->d_embed == k->d_model) k->d_embed = 0;
+        k->block = more_bool(c, "do_layer_norm_before", 1) ? BLOCK_PRE_LN : BLOCK_POST_LN;
+        k->learned_pos = 1;
+        k->pos_offset = 2;
+        k->tied_head = more_bool(c, "tie_word_embeddings", 1);
+        act = cfg_str(c->cfg, "activation_function", "relu");
+        k->bos_id = more_int(c, "bos_token_id", 2, -1, big);
+        k->eos_id = more_int(c, "eos_token_id", 2, -1, big);
+        more_refuse(c, "layer_norm_elementwise_affine", 1);
+        if (k->d_model % k->n_head) ctx_fail(c, "config.json: hidden_size is not a multiple of the heads");
+        break;
+    case FAM_ROBERTA:
+        k->block = BLOCK_POST_LN;
+        k->norm = NORM_LAYER;
+        k->norm_eps = (float)CFG(c, 1e-12, "layer_norm_eps");
+        k->gated_mlp = 0;
+        k->causal = 0;
+        k->learned_pos = 1;
+        act = cfg_str(c->cfg, "hidden_act", "gelu");
+        k->bos_id = k->cls_id = more_int(c, "bos_token_id", 0, -1, big);
+        k->eos_id = k->sep_id = more_int(c, "eos_token_id", 2, -1, big);
+        if (strcmp(cfg_str(c->cfg, "position_embedding_type", "absolute"), "absolute"))
+            ctx_fail(c, "config.json: only absolute RoBERTa position embeddings are supported");
+        break;
+    default:
+        break;
+    }
+    k->pad_id = more_int(c, "pad_token_id", opt || rob ? 1 : (k->family == FAM_GEMMA || k->family == FAM_GEMMA2) ? 0 : -1,
+                         -1, big);
+    if (rob) {   /* positions padding_idx+1 … : the table's first pad+1 rows are never a real position */
+        int rows = more_int(c, "max_position_embeddings", 512, 1, big);
+        k->pos_skip_pad = 1;
+        k->pos_offset = k->pad_id + 1;
+        k->max_pos = rows - k->pad_id - 1;
+        if (k->pad_id < 0 || k->max_pos < 1)
+            ctx_fail(c, "config.json: pad_token_id %d leaves no positions in %d rows", k->pad_id, rows);
+    }
+    parse_act(c, act, &k->act);
+    if (k->d_model <= 0 || k->n_layer <= 0 || k->n_head <= 0 || k->n_kv_head <= 0 || k->head_dim <= 0 ||
+        k->d_ff <= 0 || k->vocab <= 0 || k->max_pos <= 0 || k->n_head % k->n_kv_head)
+        ctx_fail(c, "config.json: sizes missing or inconsistent (hidden %d, layers %d, heads %d/%d, "
+                    "head_dim %d, ffn %d, vocab %d)", k->d_model, k->n_layer, k->n_head, k->n_kv_head,
+                 k->head_dim, k->d_ff, k->vocab);
+    if (!c->failed && !opt && !rob) parse_rope(c, k);
+}
+
 static void parse_config(hf_ctx *c, model_config *k) {
     const char *mt = cfg_str(c->cfg, "model_type", NULL);
     if (!mt) {
@@ -260,6 +425,10 @@ static void parse_config(hf_ctx *c, model_config *k) {
     snprintf(k->model_type, sizeof k->model_type, "%s", mt);
     k->cls_id = k->sep_id = -1;
     k->causal = k->family != FAM_BERT;
+    if (k->family >= FAM_PHI) {
+        parse_more(c, k);
+        return;
+    }
     parse_sizes(c, k, k->family == FAM_GPT2);
     const char *act = "silu";
     switch (k->family) {
@@ -307,6 +476,8 @@ static void parse_config(hf_ctx *c, model_config *k) {
         if (strcmp(cfg_str(c->cfg, "position_embedding_type", "absolute"), "absolute"))
             ctx_fail(c, "config.json: only absolute BERT position embeddings are supported");
         break;
+    default:   /* the newer families went to parse_more */
+        break;
     }
     k->pad_id = (int)CFG(c, k->family == FAM_BERT ? 0 : -1, "pad_token_id");
     parse_act(c, act, &k->act);
@@ -318,6 +489,7 @@ static void parse_config(hf_ctx *c, model_config *k) {
                  k->head_dim, k->d_ff, k->vocab);
     if (!c->failed && (k->family == FAM_NEOX || k->family == FAM_LLAMA || k->family == FAM_QWEN2))
         parse_rope(c, k);
+    k->block = k->post_ln ? BLOCK_POST_LN : k->parallel_residual ? BLOCK_PARALLEL : BLOCK_PRE_LN;
 }
 
 /* ---- tensors ----------------------------------------------------------------------------- */
@@ -532,6 +704,182 @@ static void load_head(hf_ctx *c, model_config *k, model_weights *w, const char *
     if (w->lm_head == w->tok_emb) k->tied_head = 1;
 }
 
+/* ---- tensors of the newer families -------------------------------------------------------- */
+
+/* Phi (§3.2): one input_layernorm, biased q/k/v, output 'dense', fc1/fc2, optional per-head
+ * q/k LayerNorms. */
+static void load_phi_layer(hf_ctx *c, const model_config *k, model_layer *y, int l) {
+    int64_t d = k->d_model, f = k->d_ff, hd = k->head_dim, qd = (int64_t)k->n_head * hd, kd = (int64_t)k->n_kv_head * hd;
+    char n[128];
+    snprintf(n, sizeof n, "layers.%d.input_layernorm", l);
+    get_ln(c, &y->ln1_w, &y->ln1_b, d, n);
+    y->wq = get(c, 0, qd, d, "layers.%d.self_attn.q_proj.weight", l);
+    y->bq = get(c, 0, qd, 0, "layers.%d.self_attn.q_proj.bias", l);
+    y->wk = get(c, 0, kd, d, "layers.%d.self_attn.k_proj.weight", l);
+    y->bk = get(c, 0, kd, 0, "layers.%d.self_attn.k_proj.bias", l);
+    y->wv = get(c, 0, kd, d, "layers.%d.self_attn.v_proj.weight", l);
+    y->bv = get(c, 0, kd, 0, "layers.%d.self_attn.v_proj.bias", l);
+    y->wo = get(c, 0, d, qd, "layers.%d.self_attn.dense.weight", l);
+    y->bo = get(c, 0, d, 0, "layers.%d.self_attn.dense.bias", l);
+    y->w_up = get(c, 0, f, d, "layers.%d.mlp.fc1.weight", l);
+    y->b_up = get(c, 0, f, 0, "layers.%d.mlp.fc1.bias", l);
+    y->w_down = get(c, 0, d, f, "layers.%d.mlp.fc2.weight", l);
+    y->b_down = get(c, 0, d, 0, "layers.%d.mlp.fc2.bias", l);
+    if (!k->qk_norm) return;
+    snprintf(n, sizeof n, "layers.%d.self_attn.q_layernorm", l);
+    get_ln(c, &y->q_norm_w, &y->q_norm_b, hd, n);
+    snprintf(n, sizeof n, "layers.%d.self_attn.k_layernorm", l);
+    get_ln(c, &y->k_norm_w, &y->k_norm_b, hd, n);
+}
+
+/* Mistral, Gemma, Gemma2, Qwen3 (§4.2, §5.2, §6.2, §9.2): Llama's names; no biases except
+ * attention_bias (Gemma, Qwen3: q, k, v and o; Mistral has none); Gemma2's two extra norms;
+ * Qwen3's q_norm/k_norm. */
+static void load_gated_layer(hf_ctx *c, const model_config *k, model_layer *y, int l) {
+    int64_t d = k->d_model, f = k->d_ff, hd = k->head_dim, qd = (int64_t)k->n_head * hd, kd = (int64_t)k->n_kv_head * hd;
+    int bias = k->family != FAM_MISTRAL && more_bool(c, "attention_bias", 0);
+    y->ln1_w = get(c, 0, d, 0, "layers.%d.input_layernorm.weight", l);
+    y->ln2_w = get(c, 0, d, 0, "layers.%d.post_attention_layernorm.weight", l);
+    if (k->block == BLOCK_SANDWICH) {
+        y->ln3_w = get(c, 0, d, 0, "layers.%d.pre_feedforward_layernorm.weight", l);
+        y->ln4_w = get(c, 0, d, 0, "layers.%d.post_feedforward_layernorm.weight", l);
+    }
+    y->wq = get(c, 0, qd, d, "layers.%d.self_attn.q_proj.weight", l);
+    y->wk = get(c, 0, kd, d, "layers.%d.self_attn.k_proj.weight", l);
+    y->wv = get(c, 0, kd, d, "layers.%d.self_attn.v_proj.weight", l);
+    y->wo = get(c, 0, d, qd, "layers.%d.self_attn.o_proj.weight", l);
+    if (bias) {
+        y->bq = get(c, 0, qd, 0, "layers.%d.self_attn.q_proj.bias", l);
+        y->bk = get(c, 0, kd, 0, "layers.%d.self_attn.k_proj.bias", l);
+        y->bv = get(c, 0, kd, 0, "layers.%d.self_attn.v_proj.bias", l);
+        y->bo = get(c, 0, d, 0, "layers.%d.self_attn.o_proj.bias", l);
+    }
+    if (k->qk_norm) {
+        y->q_norm_w = get(c, 0, hd, 0, "layers.%d.self_attn.q_norm.weight", l);
+        y->k_norm_w = get(c, 0, hd, 0, "layers.%d.self_attn.k_norm.weight", l);
+    }
+    y->w_gate = get(c, 0, f, d, "layers.%d.mlp.gate_proj.weight", l);
+    y->w_up = get(c, 0, f, d, "layers.%d.mlp.up_proj.weight", l);
+    y->w_down = get(c, 0, d, f, "layers.%d.mlp.down_proj.weight", l);
+}
+
+/* OPT (§8.2): every projection biased unless enable_bias is false. */
+static void load_opt_layer(hf_ctx *c, const model_config *k, model_layer *y, int l) {
+    int64_t d = k->d_model, f = k->d_ff;
+    int nb = !more_bool(c, "enable_bias", 1);
+    char n[128];
+    snprintf(n, sizeof n, "layers.%d.self_attn_layer_norm", l);
+    get_ln(c, &y->ln1_w, &y->ln1_b, d, n);
+    snprintf(n, sizeof n, "layers.%d.final_layer_norm", l);
+    get_ln(c, &y->ln2_w, &y->ln2_b, d, n);
+    y->wq = get(c, 0, d, d, "layers.%d.self_attn.q_proj.weight", l);
+    y->wk = get(c, 0, d, d, "layers.%d.self_attn.k_proj.weight", l);
+    y->wv = get(c, 0, d, d, "layers.%d.self_attn.v_proj.weight", l);
+    y->wo = get(c, 0, d, d, "layers.%d.self_attn.out_proj.weight", l);
+    y->w_up = get(c, 0, f, d, "layers.%d.fc1.weight", l);
+    y->w_down = get(c, 0, d, f, "layers.%d.fc2.weight", l);
+    if (nb) return;
+    y->bq = get(c, 0, d, 0, "layers.%d.self_attn.q_proj.bias", l);
+    y->bk = get(c, 0, d, 0, "layers.%d.self_attn.k_proj.bias", l);
+    y->bv = get(c, 0, d, 0, "layers.%d.self_attn.v_proj.bias", l);
+    y->bo = get(c, 0, d, 0, "layers.%d.self_attn.out_proj.bias", l);
+    y->b_up = get(c, 0, f, 0, "layers.%d.fc1.bias", l);
+    y->b_down = get(c, 0, d, 0, "layers.%d.fc2.bias", l);
+}
+
+/* Which layers slide (§11): Mistral every layer unless sliding_window is null (absent = 4096);
+ * Gemma2 the even layers, or those layer_types marks "sliding_attention"; Qwen3 only with
+ * use_sliding_window, layers ≥ max_window_layers or as layer_types says. */
+static void set_windows(hf_ctx *c, const model_config *k, model_layer *layers) {
+    int W = 0, from = 0, alternate = 0, big = 1 << 30;
+    if (k->family == FAM_MISTRAL) {
+        W = (int)more_null_off(c, "sliding_window", 4096);
+    } else if (k->family == FAM_GEMMA2) {
+        W = (int)more_null_off(c, "sliding_window", 4096);
+        alternate = 1;
+    } else if (k->family == FAM_QWEN3 && more_bool(c, "use_sliding_window", 0)) {
+        W = (int)more_null_off(c, "sliding_window", 4096);
+        from = more_int(c, "max_window_layers", 28, 0, big);
+    } else {
+        return;
+    }
+    if (W < 0 || c->failed) {
+        ctx_fail(c, "config.json: 'sliding_window' %d is negative", W);
+        return;
+    }
+    json_t *types = json_object_get(c->cfg, "layer_types");
+    if (types && !json_is_null(types) && (!json_is_array(types) || (int)json_array_size(types) != k->n_layer)) {
+        ctx_fail(c, "config.json: 'layer_types' is not a list of %d layer types", k->n_layer);
+        return;
+    }
+    for (int l = 0; l < k->n_layer; l++) {
+        int slide = alternate ? l % 2 == 0 : l >= from;
+        if (json_is_array(types)) {
+            const char *t = json_string_value(json_array_get(types, (size_t)l));
+            if (!t || (strcmp(t, "sliding_attention") && strcmp(t, "full_attention"))) {
+                ctx_fail(c, "config.json: layer_types[%d] is not \"sliding_attention\" or \"full_attention\"", l);
+                return;
+            }
+            slide = !strcmp(t, "sliding_attention");
+        }
+        layers[l].window = slide ? W : 0;
+    }
+}
+
+/* Embeddings, layers, final norm and head of the newer families. */
+static void load_more(hf_ctx *c, model *m) {
+    model_config *k = &m->cfg;
+    model_weights *w = &m->w;
+    int64_t d = k->d_model, v = k->vocab, e = k->d_embed > 0 ? k->d_embed : d;
+    static const char *const llama[] = {"model.", "", NULL}, *const opt[] = {"model.decoder.", "decoder.", "", NULL},
+                             *const rob[] = {"roberta.", "", NULL};
+    switch (k->family) {
+    case FAM_PHI:
+        pick_prefix(c, llama, "embed_tokens.weight");
+        w->tok_emb = get(c, 0, v, d, "embed_tokens.weight");
+        get_ln(c, &w->lnf_w, &w->lnf_b, d, "final_layernorm");
+        for (int l = 0; l < k->n_layer; l++) load_phi_layer(c, k, &w->layers[l], l);
+        load_head(c, k, w, "lm_head.weight");
+        w->lm_head_b = get_full(c, "lm_head.bias", 0, v, 0);
+        break;
+    case FAM_MISTRAL:
+    case FAM_GEMMA:
+    case FAM_GEMMA2:
+    case FAM_QWEN3:
+        pick_prefix(c, llama, "embed_tokens.weight");
+        w->tok_emb = get(c, 0, v, d, "embed_tokens.weight");
+        w->lnf_w = get(c, 0, d, 0, "norm.weight");
+        for (int l = 0; l < k->n_layer; l++) load_gated_layer(c, k, &w->layers[l], l);
+        load_head(c, k, w, "lm_head.weight");
+        set_windows(c, k, w->layers);
+        break;
+    case FAM_OPT:
+        pick_prefix(c, opt, "embed_tokens.weight");
+        w->tok_emb = get(c, 0, v, e, "embed_tokens.weight");
+        w->pos_emb = get(c, 0, k->max_pos + k->pos_offset, d, "embed_positions.weight");
+        if (k->d_embed) {
+            w->proj_in = get(c, 0, d, e, "project_in.weight");
+            w->proj_out = get(c, 0, e, d, "project_out.weight");
+        }
+        if (k->block == BLOCK_PRE_LN && !more_bool(c, "_remove_final_layer_norm", 0))
+            get_ln(c, &w->lnf_w, &w->lnf_b, d, "final_layer_norm");
+        for (int l = 0; l < k->n_layer; l++) load_opt_layer(c, k, &w->layers[l], l);
+        /* the head is tied in every OPT release; an untied file must carry its own */
+        w->lm_head = k->tied_head ? w->tok_emb : get_full(c, "lm_head.weight", 0, v, e);
+        break;
+    case FAM_ROBERTA:
+        pick_prefix(c, rob, "embeddings.word_embeddings.weight");
+        w->tok_emb = get(c, 0, v, d, "embeddings.word_embeddings.weight");
+        w->pos_emb = get(c, 0, k->max_pos + k->pos_offset, d, "embeddings.position_embeddings.weight");
+        w->type_emb = get(c, 0, more_int(c, "type_vocab_size", 2, 1, 1 << 16), d, "embeddings.token_type_embeddings.weight");
+        get_ln(c, &w->emb_ln_w, &w->emb_ln_b, d, "embeddings.LayerNorm");
+        for (int l = 0; l < k->n_layer; l++) load_bert_layer(c, k, &w->layers[l], l);
+        break;
+    default:
+        break;
+    }
+}
+
 static void load_weights(hf_ctx *c, model *m) {
     model_config *k = &m->cfg;
     model_weights *w = &m->w;
@@ -571,6 +919,8 @@ static void load_weights(hf_ctx *c, model *m) {
         get_ln(c, &w->emb_ln_w, &w->emb_ln_b, d, "embeddings.LayerNorm");
         for (int l = 0; l < k->n_layer; l++) load_bert_layer(c, k, &w->layers[l], l);
         break;
+    default:
+        load_more(c, m);
     }
 }
 
@@ -603,7 +953,13 @@ static int add_file(model *m, const char *path, char *err, size_t errlen) {
     return 0;
 }
 
-model *model_load_hf(const char *dir, char *err, size_t errlen) {
+/* config.json only: the parsed configuration and the per-layer windows, no weights (--info). */
+static void config_only(hf_ctx *c, model *m) {
+    m->w.layers = c->hs->layers = xcalloc((size_t)m->cfg.n_layer, sizeof *m->w.layers);
+    set_windows(c, &m->cfg, m->w.layers);
+}
+
+static model *load_hf(const char *dir, int with_weights, char *err, size_t errlen) {
     model *m = xcalloc(1, sizeof *m);
     hf_ctx c = {.err = err, .errlen = errlen};
     snprintf(c.dir, sizeof c.dir, "%s", dir);
@@ -621,14 +977,16 @@ model *model_load_hf(const char *dir, char *err, size_t errlen) {
     } else {
         if (add_file(m, path, err, errlen)) c.failed = 1;
         if (!c.failed) parse_config(&c, &m->cfg);
-        if (!c.failed && !(c.st = c.hs->st = st_open_dir(dir, err, errlen))) c.failed = 1;
-        if (!c.failed) load_weights(&c, m);
+        if (!c.failed && !with_weights) config_only(&c, m);
+        if (!c.failed && with_weights && !(c.st = c.hs->st = st_open_dir(dir, err, errlen))) c.failed = 1;
+        if (!c.failed && with_weights) load_weights(&c, m);
     }
     json_decref(c.cfg);
     if (!c.cfg || c.failed) {
         model_free(m);
         return NULL;
     }
+    if (!with_weights) return m;
     char index[4096];
     snprintf(index, sizeof index, "%s/model.safetensors.index.json", dir);
     int sharded = access(index, R_OK) == 0, bad = sharded && add_file(m, index, err, errlen);
@@ -640,4 +998,12 @@ model *model_load_hf(const char *dir, char *err, size_t errlen) {
     /* the main file: the index when sharded, else the one safetensors file */
     memcpy(m->sha256, m->files_sha256[1], sizeof m->sha256);
     return m;
+}
+
+model *model_load_hf(const char *dir, char *err, size_t errlen) {
+    return load_hf(dir, 1, err, errlen);
+}
+
+model *model_load_hf_config(const char *dir, char *err, size_t errlen) {
+    return load_hf(dir, 0, err, errlen);
 }

@@ -425,7 +425,9 @@ static const char *family_canon(const char *f) {
         {"gpt2", "gpt2"}, {"gpt_neox", "gpt_neox"}, {"gpt-neox", "gpt_neox"}, {"neox", "gpt_neox"},
         {"pythia", "gpt_neox"}, {"llama", "llama"}, {"llama3", "llama"}, {"llama-3", "llama"},
         {"qwen2", "qwen2"}, {"qwen", "qwen2"}, {"qwen2.5", "qwen2"}, {"qwen2_5", "qwen2"},
-        {"bert", "bert"}, {"byte", "byte"}, {"attncoda", "byte"}};
+        {"bert", "bert"}, {"byte", "byte"}, {"attncoda", "byte"},
+        /* the newer model families whose tokenizers are one of the above kinds */
+        {"phi", "gpt2"}, {"opt", "gpt2"}, {"roberta", "gpt2"}, {"qwen3", "qwen2"}};
     if (!f) return NULL;
     for (size_t i = 0; i < sizeof alias / sizeof alias[0]; i++)
         if (!strcasecmp(f, alias[i][0])) return alias[i][1];

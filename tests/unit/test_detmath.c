@@ -2,7 +2,7 @@
  * lattice of float inputs that tests/t-determinism.sh (and `make check-libm`, over all 2^32)
  * compares between glibc's FMA and SSE2 code paths.
  *   test_detmath              TAP: values against long-double references, MPFR scalars exact
- *   test_detmath --hash STEP  one line per glibc-based function (exp, log, erf): name and FNV-1a
+ *   test_detmath --hash STEP  one line per glibc-based function (exp, log, erf, tanh): name and FNV-1a
  *                             hash of f(x) for every STEP-th float bit pattern
  *   test_detmath --at HEX...  glibc's own expf and det_expf at those float bit patterns (two
  *                             of the only inputs where glibc's expf paths differ: 4202422f,
@@ -16,10 +16,10 @@
 
 typedef float (*fn)(float);
 static const struct { const char *name; fn f; long double (*ref)(long double); } FNS[] = {
-    {"exp", det_expf, expl}, {"log", det_logf, logl}, {"erf", det_erff, erfl},
+    {"exp", det_expf, expl}, {"log", det_logf, logl}, {"erf", det_erff, erfl}, {"tanh", det_tanhf, tanhl},
     {"sin", det_sinf, sinl}, {"cos", det_cosf, cosl},
 };
-enum { NFN = sizeof FNS / sizeof FNS[0], NLIBM = 3 };   /* the first NLIBM come from glibc */
+enum { NFN = sizeof FNS / sizeof FNS[0], NLIBM = 4 };   /* the first NLIBM come from glibc */
 
 static float bits_to_float(uint32_t u) {
     float x;
