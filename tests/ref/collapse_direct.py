@@ -16,15 +16,7 @@ import sys
 import h5py
 import numpy as np
 
-
-def closed_log_row(v, logprob, delta):
-    v = v.astype(np.float64)
-    if logprob:
-        m = float(v.max())
-        return v - (m + math.log(math.fsum(math.exp(x - m) for x in v)))
-    p = v / math.fsum(v)
-    z = int(np.sum(p <= 0))
-    return np.log(np.where(p <= 0, delta, p * (1 - z * delta)))
+from distance_direct import closed_log_row   # the one reference closure (FORMAT.md)
 
 
 def row_terms(lg, k):

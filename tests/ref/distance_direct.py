@@ -109,4 +109,5 @@ def main():
         print("rows", abs(int(f["rows"][0]) - rows))
 
 
-main()
+if __name__ == "__main__":
+    main()
