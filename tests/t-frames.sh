@@ -107,7 +107,7 @@ check "frames: --heads - writes the table to stdout (no label line then)" cmp -s
 check "frames: reads stdin" bash -c "cat '$T/c.h5' | '$BIN/frames' - | cut -f2 | grep -qx centralized"
 
 # ---------- stories260K (a real model; tokens from its own tokenizer) ----------
-M=$SHARED/data/models/stories260K
+M=$EMBED/models/stories260K
 if [ -x "$BIN/extract" ] && [ -f "$M/stories260K.bin" ] \
     && "$BIN/sample" --model "$M/stories260K.bin" -n 3 -T 48 --seed 1 "$T/st.ids" >/dev/null 2>&1 \
     && "$BIN/extract" --model "$M/stories260K.bin" --ids "$T/st.ids" "$T/st.h5" >/dev/null 2>&1; then
@@ -129,11 +129,11 @@ else
 fi
 
 # ---------- a BERT-shaped random checkpoint with a planted [CLS] + [SEP] sink ----------
-TOKB=$SHARED/data/tokenizers/bert-base-uncased
+TOKB=$EMBED/tokenizers/bert-base-uncased
 if [ -x "$BIN/extract" ] && [ -d "$TOKB" ]; then
     "$PYTHON" $REF/make_tiny.py bert "$T/bert" --vocab 30522 && cp "$TOKB"/* "$T/bert/" \
         && "$PYTHON" $REF/plant_bert_sink.py "$T/bert"
-    head -c 3000 "$SHARED/data/models/stories260K/greedy_t0_steps257.expected.txt" >"$T/btext.txt"
+    head -c 3000 "$EMBED/models/stories260K/greedy_t0_steps257.expected.txt" >"$T/btext.txt"
     "$BIN/extract" --model "$T/bert" --text "$T/btext.txt" -S 4 -T 24 "$T/bert.h5" >/dev/null 2>&1
     "$BIN/frames" --tokenizer "$T/bert" --heads "$T/bert.h.tsv" "$T/bert.h5" >"$T/bert.line"
     check "frames: planted [CLS]+[SEP] sink in a BERT checkpoint → every head and the model bidirectional" \
@@ -191,7 +191,7 @@ check "frames.sh: the share columns are the head labels of layers >= 1" \
 
 # the make rules on a model trained here for 40 updates (checkpoints 0, 16, 32, 40)
 if [ -x "$BIN/train" ] && [ -x "$BIN/extract" ] && [ -x "$BIN/collapse" ] && command -v gnuplot >/dev/null; then
-    head -c 3000 "$SHARED/data/models/stories260K/greedy_t0_steps257.expected.txt" >"$T/tx.txt"
+    head -c 3000 "$EMBED/models/stories260K/greedy_t0_steps257.expected.txt" >"$T/tx.txt"
     printf '%s\n' "family = gpt2" "layers = 2" "d_model = 16" "heads = 2" "d_ff = 32" "context = 16" \
         "lr = 1e-2" "warmup = 5" "weight_decay = 0.1" "batch = 4" "steps_quick = 40" "steps_full = 40" \
         "seed = 1" >"$T/tiny.conf"

@@ -67,7 +67,7 @@ expect_error "GGUF token type 262" 1 "gguf_token_type_262.gguf: tokenizer.ggml.t
     "$T/ids.out" "$BIN/tokenize" --tokenizer "$R/gguf_token_type_262.gguf" -o "$T/ids.out" "$T/text.txt"
 
 # --- llama2.c tokenizers: too few pieces, trailing bytes, NaN score ---
-S260=$SHARED/data/models/stories260K
+S260=$EMBED/models/stories260K
 mkdir -p "$T/l2c" && cp "$S260/stories260K.bin" "$T/l2c/"
 expect_error "tok*.bin with 100 pieces for a 512-token model" 1 "tok100.bin: llama2.c tokenizer has 100 pieces, the model's vocabulary has 512" \
     "$out" "$BIN/extract" --model "$T/l2c/stories260K.bin" --tokenizer "$R/tok100.bin" --text "$T/text.txt" -S 1 -T 2 "$out"
