@@ -140,7 +140,7 @@ bad gemma-headdim "tensor 'model.layers.0.self_attn.q_proj.weight' has shape \[1
 edit qwen3-no-qnorm qwen3-qk-norm-gqa-untied "" "del w['model.layers.0.self_attn.q_norm.weight']"
 bad qwen3-no-qnorm "missing tensor 'model.layers.0.self_attn.q_norm.weight'"
 edit qwen3-frac qwen3-qk-norm-gqa-untied "c['head_dim'] = 24.5"
-bad qwen3-frac "'head_dim' is 24.5, expected an integer"
+bad qwen3-frac "'head_dim': 24.5 is not an integer"
 edit opt-positions opt-pre-ln "" "w['model.decoder.embed_positions.weight'] = w['model.decoder.embed_positions.weight'][2:]"
 bad opt-positions "tensor 'model.decoder.embed_positions.weight' has shape \[64,64\], expected \[66,64\]"
 edit opt-affine opt-pre-ln "c['layer_norm_elementwise_affine'] = False"
