@@ -251,12 +251,14 @@ static void parse_sizes(hf_ctx *c, model_config *k, int gpt2) {
  * refused by name. */
 static int more_int(hf_ctx *c, const char *key, double def, int lo, int hi) {
     double v = CFG(c, def, key);
+    long long out;
+    char why[128];
     if (c->failed) return lo;
-    if (v != floor(v) || v < lo || v > hi) {
-        ctx_fail(c, "config.json: '%s' is %g, expected an integer in [%d, %d]", key, v, lo, hi);
+    if (cli_num_to_ll(v, lo, hi, &out, why, sizeof why)) {
+        ctx_fail(c, "config.json: '%s': %s", key, why);
         return lo;
     }
-    return (int)v;
+    return (int)out;
 }
 
 /* A key whose explicit null means "off" while its absence means the class default (Mistral's
