@@ -12,6 +12,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <utf8proc.h>
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <nettle/base64.h>
+#include <pcre2.h>
 
 /* ---------------------------------------------------------------- small containers */
 
@@ -241,6 +244,77 @@ static int norm_add(tok_norm *nm, int step, char *err, size_t errlen) {
     return 0;
 }
 
+static char *dup_len(const char *s, size_t n) {
+    char *d = xmalloc(n + 1);
+    memcpy(d, s, n);
+    d[n] = 0;
+    return d;
+}
+
+/* Prepend {"prepend": s}; Replace {"pattern": {"String": s} | {"Regex": r}, "content": c}. */
+static int norm_strings(tok_norm *nm, const char *type, json_t *j, char *err, size_t errlen) {
+    int k = nm->n;
+    if (!strcmp(type, "Prepend")) {
+        json_t *p = json_object_get(j, "prepend");
+        if (!json_is_string(p)) { tok_fail(err, errlen, "normalizer Prepend: \"prepend\" is not a string"); return -1; }
+        if (norm_add(nm, TN_PREPEND, err, errlen)) return -1;
+        nm->a[k] = dup_len(json_string_value(p), nm->alen[k] = json_string_length(p));
+        return 0;
+    }
+    json_t *pat = json_object_get(j, "pattern"), *c = json_object_get(j, "content");
+    json_t *str = json_object_get(pat, "String"), *rx = json_object_get(pat, "Regex");
+    if (!json_is_string(c) || (!json_is_string(str) && !json_is_string(rx)) ||
+        (json_is_string(str) && json_string_length(str) == 0)) {
+        tok_fail(err, errlen, "normalizer Replace: needs a non-empty pattern String or Regex and a string content");
+        return -1;
+    }
+    if (norm_add(nm, json_is_string(str) ? TN_REPLACE : TN_REPLACE_RE, err, errlen)) return -1;
+    json_t *what = json_is_string(str) ? str : rx;
+    nm->a[k] = dup_len(json_string_value(what), nm->alen[k] = json_string_length(what));
+    nm->b[k] = dup_len(json_string_value(c), nm->blen[k] = json_string_length(c));
+    if (json_is_string(rx)) {
+        int ec;
+        PCRE2_SIZE eo;
+        nm->re[k] = pcre2_compile((PCRE2_SPTR)nm->a[k], nm->alen[k], PCRE2_UTF | PCRE2_UCP, &ec, &eo, NULL);
+        if (!nm->re[k]) {
+            PCRE2_UCHAR msg[256];
+            pcre2_get_error_message(ec, msg, sizeof msg);
+            tok_fail(err, errlen, "normalizer Replace regex: %s at offset %zu", (char *)msg, (size_t)eo);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int norm_precompiled(tok_norm *nm, json_t *j, char *err, size_t errlen) {
+    json_t *m = json_object_get(j, "precompiled_charsmap");
+    if (json_is_null(m)) return 0;               /* HF: no charsmap, no normalisation */
+    if (!json_is_string(m)) { tok_fail(err, errlen, "normalizer Precompiled: precompiled_charsmap is not a string"); return -1; }
+    size_t blen = json_string_length(m), dlen = BASE64_DECODE_LENGTH(blen);
+    uint8_t *d = xmalloc(dlen + 1);
+    struct base64_decode_ctx ctx;
+    base64_decode_init(&ctx);
+    int ok = base64_decode_update(&ctx, &dlen, d, blen, json_string_value(m)) && base64_decode_final(&ctx);
+    tok_precompiled *pc = ok ? tok_precompiled_parse(d, dlen, err, errlen) : NULL;
+    free(d);
+    if (!ok) tok_fail(err, errlen, "normalizer Precompiled: precompiled_charsmap is not base64");
+    if (!pc) return -1;
+    int k = nm->n;
+    if (norm_add(nm, TN_PRECOMPILED, err, errlen)) { tok_precompiled_free(pc); return -1; }
+    nm->pc[k] = pc;
+    return 0;
+}
+
+void tok_norm_free(tok_norm *nm) {
+    for (int k = 0; k < 16; k++) {
+        free(nm->a[k]);
+        free(nm->b[k]);
+        if (nm->re[k]) pcre2_code_free(nm->re[k]);
+        if (nm->pc[k]) tok_precompiled_free(nm->pc[k]);
+    }
+    memset(nm, 0, sizeof *nm);
+}
+
 static int norm_parse(tok_norm *nm, json_t *j, char *err, size_t errlen) {
     if (!j || json_is_null(j)) return 0;
     const char *type = json_string_value(json_object_get(j, "type"));
@@ -270,12 +344,14 @@ static int norm_parse(tok_norm *nm, json_t *j, char *err, size_t errlen) {
             if (norm_add(nm, sub.step[i], err, errlen)) return -1;
         return 0;
     }
+    if (!strcmp(type, "Prepend") || !strcmp(type, "Replace")) return norm_strings(nm, type, j, err, errlen);
+    if (!strcmp(type, "Precompiled")) return norm_precompiled(nm, j, err, errlen);
     tok_fail(err, errlen, "unsupported normalizer type '%s'", type);
     return -1;
 }
 
 int tok_norm_from_json(tok_norm *nm, json_t *j, char *err, size_t errlen) {
-    nm->n = 0;
+    memset(nm, 0, sizeof *nm);
     return norm_parse(nm, j, err, errlen);
 }
 
@@ -353,6 +429,61 @@ static int all_ascii(const char *s, size_t len) {
     return 1;
 }
 
+static char *cat3(const char *a, size_t an, const char *b, size_t bn, const char *c, size_t cn, size_t *outlen) {
+    char *d = xmalloc(an + bn + cn + 1);
+    memcpy(d, a, an);
+    memcpy(d + an, b, bn);
+    memcpy(d + an + bn, c, cn);
+    d[*outlen = an + bn + cn] = 0;
+    return d;
+}
+
+/* Every occurrence of pat, left to right, without overlaps. */
+static char *replace_str(const char *pat, size_t pn, const char *rep, size_t rn, const char *s, size_t len,
+                         size_t *outlen) {
+    obuf b = {xmalloc(len + 16), 0, len + 16};
+    for (size_t i = 0; i < len;) {
+        int hit = pn <= len - i && memcmp(s + i, pat, pn) == 0;
+        size_t add = hit ? rn : 1;
+        if (b.n + add + 1 > b.cap) { b.cap = 2 * b.cap + add; b.s = xrealloc(b.s, b.cap); }
+        memcpy(b.s + b.n, hit ? rep : s + i, add);
+        b.n += add;
+        i += hit ? pn : 1;
+    }
+    b.s[b.n] = 0;
+    *outlen = b.n;
+    return b.s;
+}
+
+static char *replace_re(void *re, const char *rep, size_t rn, const char *s, size_t len, size_t *outlen) {
+    pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
+    obuf b = {xmalloc(len + 16), 0, len + 16};
+    size_t at = 0, copied = 0;
+    while (at <= len && pcre2_match(re, (PCRE2_SPTR)s, len, at, PCRE2_NO_UTF_CHECK, md, NULL) >= 0) {
+        PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
+        if (ov[1] == ov[0]) {                       /* empty match: replace nothing, step one character */
+            if (ov[0] >= len) break;
+            at = ov[0] + 1;
+            while (at < len && ((unsigned char)s[at] & 0xC0) == 0x80) at++;
+            continue;
+        }
+        size_t need = (ov[0] - copied) + rn + 1;
+        if (b.n + need > b.cap) { b.cap = 2 * b.cap + need; b.s = xrealloc(b.s, b.cap); }
+        memcpy(b.s + b.n, s + copied, ov[0] - copied);
+        b.n += ov[0] - copied;
+        memcpy(b.s + b.n, rep, rn);
+        b.n += rn;
+        copied = at = ov[1];
+    }
+    pcre2_match_data_free(md);
+    if (b.n + (len - copied) + 1 > b.cap) { b.cap = b.n + (len - copied) + 1; b.s = xrealloc(b.s, b.cap); }
+    memcpy(b.s + b.n, s + copied, len - copied);
+    b.n += len - copied;
+    b.s[b.n] = 0;
+    *outlen = b.n;
+    return b.s;
+}
+
 char *tok_normalize(const tok_norm *nm, const char *s, size_t len, size_t *outlen) {
     char *cur = xmalloc(len + 1);
     memcpy(cur, s, len);
@@ -375,6 +506,10 @@ char *tok_normalize(const tok_norm *nm, const char *s, size_t len, size_t *outle
             free(d);
             break;
         }
+        case TN_PREPEND: next = n ? cat3(nm->a[k], nm->alen[k], cur, n, "", 0, &n) : dup_len(cur, n); break;
+        case TN_REPLACE: next = replace_str(nm->a[k], nm->alen[k], nm->b[k], nm->blen[k], cur, n, &n); break;
+        case TN_REPLACE_RE: next = replace_re(nm->re[k], nm->b[k], nm->blen[k], cur, n, &n); break;
+        case TN_PRECOMPILED: next = tok_precompiled_apply(nm->pc[k], cur, n, &n); break;
         default: next = norm_cpwise(nm->step[k], cur, n, &n); break;
         }
         free(cur);
@@ -386,12 +521,12 @@ char *tok_normalize(const tok_norm *nm, const char *s, size_t len, size_t *outle
 
 /* ---------------------------------------------------------------- the shared pipeline */
 
-static void encode_segment(const tok *t, const tok_common *c, const char *s, size_t len,
+static void encode_segment(const tok *t, const tok_common *c, const char *s, size_t len, int at_start,
                            tok_ivec *out, void *scratch) {
-    if (c->norm.n == 0) { c->segment(t, s, len, out, scratch); return; }
+    if (c->norm.n == 0) { c->segment(t, s, len, at_start, out, scratch); return; }
     size_t n;
     char *ns = tok_normalize(&c->norm, s, len, &n);
-    c->segment(t, ns, n, out, scratch);
+    c->segment(t, ns, n, at_start, out, scratch);
     free(ns);
 }
 
@@ -406,7 +541,7 @@ int tok_common_encode(const tok *t, const char *text, size_t len, int32_t **ids)
         size_t ms = len, me = len;
         int32_t id = added_next(&c->added, text, len, pos, &ms, &me);
         size_t end = id >= 0 ? ms : len;
-        if (end > pos) encode_segment(t, c, text + pos, end - pos, &out, scratch);
+        if (end > pos) encode_segment(t, c, text + pos, end - pos, pos == 0, &out, scratch);
         if (id < 0) break;
         tok_ivec_push(&out, id);
         pos = me;
@@ -415,6 +550,125 @@ int tok_common_encode(const tok *t, const char *text, size_t len, int32_t **ids)
     if (out.n > INT32_MAX) { free(out.v); return -1; }
     *ids = out.v ? out.v : xmalloc(sizeof(int32_t));
     return (int)out.n;
+}
+
+/* ---------------------------------------------------------------- Metaspace */
+
+static int metaspace_parse(tok_metaspace *ms, json_t *p, char *err, size_t errlen) {
+    const char *type = json_string_value(json_object_get(p, "type"));
+    if (!type) return 0;
+    if (!strcmp(type, "Sequence")) {
+        json_t *arr = json_object_get(p, "pretokenizers"), *x;
+        size_t i;
+        if (!json_is_array(arr)) return 0;
+        json_array_foreach(arr, i, x) {
+            int rc = metaspace_parse(ms, x, err, errlen);
+            if (rc <= 0) return rc;
+        }
+        return 1;
+    }
+    if (!strcmp(type, "WhitespaceSplit")) {
+        if (ms->on) { tok_fail(err, errlen, "pre_tokenizer: WhitespaceSplit after Metaspace is not supported"); return -1; }
+        ms->ws_split = 1;
+        return 1;
+    }
+    if (strcmp(type, "Metaspace")) return 0;
+    if (ms->on) { tok_fail(err, errlen, "pre_tokenizer: two Metaspace steps"); return -1; }
+    json_t *r = json_object_get(p, "replacement"), *sch = json_object_get(p, "prepend_scheme");
+    json_t *aps = json_object_get(p, "add_prefix_space"), *sp = json_object_get(p, "split");
+    const char *rs = json_string_value(r);
+    if (!rs || json_string_length(r) == 0 || json_string_length(r) >= sizeof ms->rep ||
+        utf8proc_iterate((const utf8proc_uint8_t *)rs, (utf8proc_ssize_t)json_string_length(r), &(utf8proc_int32_t){0}) !=
+            (utf8proc_ssize_t)json_string_length(r)) {
+        tok_fail(err, errlen, "pre_tokenizer Metaspace: replacement must be one character");
+        return -1;
+    }
+    ms->on = 1;
+    memcpy(ms->rep, rs, ms->replen = json_string_length(r));
+    ms->split = sp ? json_is_true(sp) : 1;
+    if (sch) {
+        const char *v = json_string_value(sch);
+        if (!v || (strcmp(v, "always") && strcmp(v, "first") && strcmp(v, "never"))) {
+            tok_fail(err, errlen, "pre_tokenizer Metaspace: prepend_scheme must be always, first or never");
+            return -1;
+        }
+        ms->prepend = !strcmp(v, "always") ? TOK_PREPEND_ALWAYS : !strcmp(v, "first") ? TOK_PREPEND_FIRST : TOK_PREPEND_NEVER;
+    } else {           /* files written before prepend_scheme existed */
+        ms->prepend = !aps || json_is_true(aps) ? TOK_PREPEND_ALWAYS : TOK_PREPEND_NEVER;
+    }
+    return 1;
+}
+
+int tok_metaspace_from_json(tok_metaspace *ms, json_t *p, char *err, size_t errlen) {
+    memset(ms, 0, sizeof *ms);
+    int rc = metaspace_parse(ms, p, err, errlen);
+    if (rc == 1 && !ms->on) rc = 0;       /* WhitespaceSplit alone is not ours */
+    if (rc <= 0) memset(ms, 0, sizeof *ms);
+    return rc;
+}
+
+/* One whitespace-free piece: spaces to the replacement, the prefix, the cuts. */
+static void metaspace_piece(const tok_metaspace *ms, const char *s, size_t len, int at_start,
+                            void (*word)(const char *w, size_t n, void *ctx), void *ctx) {
+    size_t cap = ms->replen * (len + 1) + 1, n = 0;
+    char *b = xmalloc(cap);
+    int pre = ms->prepend == TOK_PREPEND_ALWAYS || (ms->prepend == TOK_PREPEND_FIRST && at_start);
+    if (pre && !(len >= ms->replen && !memcmp(s, ms->rep, ms->replen))) {
+        /* the text may itself start with a space, which becomes the replacement below */
+        if (!(len && s[0] == ' ')) { memcpy(b, ms->rep, ms->replen); n = ms->replen; }
+    }
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] == ' ') { memcpy(b + n, ms->rep, ms->replen); n += ms->replen; }
+        else b[n++] = s[i];
+    }
+    if (!ms->split) { if (n) word(b, n, ctx); free(b); return; }
+    size_t from = 0;
+    for (size_t i = 0; i < n;) {
+        if (i > from && i + ms->replen <= n && !memcmp(b + i, ms->rep, ms->replen)) {
+            word(b + from, i - from, ctx);
+            from = i;
+        }
+        i += (i + ms->replen <= n && !memcmp(b + i, ms->rep, ms->replen)) ? ms->replen : 1;
+    }
+    if (n > from) word(b + from, n - from, ctx);
+    free(b);
+}
+
+void tok_metaspace_split(const tok_metaspace *ms, const char *s, size_t len, int at_start,
+                         void (*word)(const char *w, size_t n, void *ctx), void *ctx) {
+    if (!ms->ws_split) { metaspace_piece(ms, s, len, at_start, word, ctx); return; }
+    size_t i = 0, from = 0;
+    int in_word = 0;
+    while (i <= len) {
+        int32_t c = 0;
+        size_t step = 1;
+        if (i < len) step = (size_t)utf8proc_iterate((const utf8proc_uint8_t *)s + i, (utf8proc_ssize_t)(len - i), &c);
+        int ws = i == len || tok_is_ws(c);
+        if (ws && in_word) metaspace_piece(ms, s + from, i - from, at_start && from == 0, word, ctx);
+        if (!ws && !in_word) from = i;
+        in_word = !ws;
+        i += step;
+    }
+}
+
+int tok_decoder_strips_first(json_t *dec) {
+    const char *type = json_string_value(json_object_get(dec, "type"));
+    if (!type) return 0;
+    if (!strcmp(type, "Sequence")) {
+        json_t *x;
+        size_t i;
+        json_array_foreach(json_object_get(dec, "decoders"), i, x)
+            if (tok_decoder_strips_first(x)) return 1;
+        return 0;
+    }
+    if (!strcmp(type, "Strip"))
+        return json_integer_value(json_object_get(dec, "start")) > 0;
+    if (!strcmp(type, "Metaspace")) {
+        const char *v = json_string_value(json_object_get(dec, "prepend_scheme"));
+        json_t *aps = json_object_get(dec, "add_prefix_space");
+        return v ? strcmp(v, "never") != 0 : (!aps || json_is_true(aps));
+    }
+    return 0;
 }
 
 /* ---------------------------------------------------------------- families and specials */
@@ -427,7 +681,11 @@ static const char *family_canon(const char *f) {
         {"qwen2", "qwen2"}, {"qwen", "qwen2"}, {"qwen2.5", "qwen2"}, {"qwen2_5", "qwen2"},
         {"bert", "bert"}, {"byte", "byte"}, {"attncoda", "byte"},
         /* the newer model families whose tokenizers are one of the above kinds */
-        {"phi", "gpt2"}, {"opt", "gpt2"}, {"roberta", "gpt2"}, {"qwen3", "qwen2"}};
+        {"phi", "gpt2"}, {"opt", "gpt2"}, {"roberta", "gpt2"}, {"qwen3", "qwen2"},
+        /* SentencePiece vocabularies (BPE or Unigram): the files describe themselves */
+        {"spm", "spm"}, {"sentencepiece", "spm"}, {"llama2", "spm"}, {"mistral", "spm"},
+        {"gemma", "spm"}, {"gemma2", "spm"}, {"xlm-roberta", "spm"}, {"xlm_roberta", "spm"},
+        {"t5", "spm"}};
     if (!f) return NULL;
     for (size_t i = 0; i < sizeof alias / sizeof alias[0]; i++)
         if (!strcasecmp(f, alias[i][0])) return alias[i][1];
@@ -495,6 +753,12 @@ void tok_set_specials(tok *t, const char *family) {
         t->eos = first_id(t, l_eos);
     } else if (!strcmp(f, "qwen2")) {
         t->eos = first_id(t, eot);
+    } else if (!strcmp(f, "spm")) {
+        static const char *const s_bos[] = {"<s>", "<bos>", NULL}, *const s_eos[] = {"</s>", "<eos>", NULL};
+        static const char *const s_pad[] = {"<pad>", NULL};
+        t->bos = first_id(t, s_bos);
+        t->eos = first_id(t, s_eos);
+        t->pad = first_id(t, s_pad);
     } else if (!strcmp(f, "bert")) {
         t->cls = first_id(t, cls);
         t->sep = first_id(t, sep);
@@ -545,6 +809,8 @@ static tok *load_tokenizer_json(const char *path, const char *family, char *err,
             t = tok_bpe_from_json(root, path, family, err, errlen);
         else if (type ? !strcmp(type, "WordPiece") : json_object_get(m, "max_input_chars_per_word") != NULL)
             t = tok_wp_from_json(root, path, err, errlen);
+        else if (type ? !strcmp(type, "Unigram") : json_object_get(m, "unk_id") != NULL)
+            t = tok_unigram_from_json(root, path, err, errlen);
         else
             tok_fail(err, errlen, "%s: unsupported model type '%s'", path, type ? type : "(none)");
     }
@@ -597,6 +863,13 @@ static char *pick_in_dir(const char *dir) {
     return NULL;
 }
 
+static int first_byte(const char *path) {
+    FILE *f = fopen(path, "rb");
+    int c = f ? getc(f) : EOF;
+    if (f) fclose(f);
+    return c;
+}
+
 static tok *load_file(const char *path, const char *family, char *err, size_t errlen) {
     const char *b = base_name(path);
     if (ends_with(b, ".gguf")) return tok_load_gguf(path, err, errlen);
@@ -614,6 +887,8 @@ static tok *load_file(const char *path, const char *family, char *err, size_t er
         return t;
     }
     if (ends_with(b, ".txt")) return tok_wp_from_vocab_txt(path, -1, err, errlen);
+    if (ends_with(b, ".model") && first_byte(path) == 0x0A)   /* protobuf tag of field 1: SentencePiece */
+        return tok_load_spm_model(path, err, errlen);
     if (ends_with(b, ".model") || ends_with(b, ".tiktoken"))
         return tok_bpe_from_tiktoken(path, family, err, errlen);
     return load_tokenizer_json(path, family, err, errlen);
@@ -626,7 +901,7 @@ tok *tok_load(const char *path, const char *family, char *err, size_t errlen) {
     if (ends_with(path, ".gguf")) return tok_load_gguf(path, err, errlen);
     if (ends_with(path, ".bin")) return tok_load_llama2c(path, err, errlen);
     if (family && !family_canon(family))
-        return tok_fail(err, errlen, "unknown tokenizer family '%s' (gpt2, gpt_neox, llama, qwen2, bert, byte)",
+        return tok_fail(err, errlen, "unknown tokenizer family '%s' (gpt2, gpt_neox, llama, qwen2, bert, byte, spm)",
                         family);
     if (stat(path, &st) != 0) return tok_fail(err, errlen, "%s: no such file or directory", path);
     char *file = NULL;

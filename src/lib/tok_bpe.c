@@ -35,6 +35,12 @@ typedef struct {
     tok_common c;                 /* must stay first */
     pcre2_code *re;               /* NULL: the whole segment is one pre-token */
     int ignore_merges, add_prefix_space;
+    /* SentencePiece-style (no ByteLevel): vocabulary keys are the pieces as written ("▁world"),
+     * words start as one symbol per character, unknown characters fall back to <0xNN> byte
+     * pieces or to unk (consecutive ones fused), Metaspace or nothing pre-tokenizes */
+    int spm, fuse_unk, strip_first, byte_fallback;
+    int32_t unk, spm_byte[256];
+    tok_metaspace ms;
     int32_t byte_id[256];
     tok_map vocab;                /* raw bytes → id (BPE vocabulary, without added tokens) */
     pairmap pairs;
@@ -174,15 +180,25 @@ static void push_pair(const bpe *b, scratch *sc, size_t *hn, int32_t i) {
 
 /* BPE on one pre-token of n ≥ 2 bytes: lowest-rank adjacent pair first, leftmost on ties; a
  * popped entry whose pair changed since it was queued is stale and skipped. */
-static void merge_word(const bpe *b, scratch *sc, const unsigned char *w, size_t n, tok_ivec *out) {
+static void sym_reserve(scratch *sc, size_t n) {
     if (n > sc->symcap) {
         sc->symcap = n;
         sc->id = xrealloc(sc->id, n * sizeof *sc->id);
         sc->prv = xrealloc(sc->prv, n * sizeof *sc->prv);
         sc->nxt = xrealloc(sc->nxt, n * sizeof *sc->nxt);
     }
+}
+
+static void merge_symbols(const bpe *b, scratch *sc, size_t n, tok_ivec *out);
+static void merge_word(const bpe *b, scratch *sc, const unsigned char *w, size_t n, tok_ivec *out) {
+    sym_reserve(sc, n);
+    for (size_t i = 0; i < n; i++) sc->id[i] = b->byte_id[w[i]];
+    merge_symbols(b, sc, n, out);
+}
+
+/* The symbols sc->id[0..n) (n ≥ 1) merged by rank. */
+static void merge_symbols(const bpe *b, scratch *sc, size_t n, tok_ivec *out) {
     for (size_t i = 0; i < n; i++) {
-        sc->id[i] = b->byte_id[w[i]];
         sc->prv[i] = (int32_t)i - 1;
         sc->nxt[i] = i + 1 < n ? (int32_t)i + 1 : -1;
     }
@@ -206,9 +222,41 @@ static void merge_word(const bpe *b, scratch *sc, const unsigned char *w, size_t
 
 enum { CACHE_MAX_LEN = 64, CACHE_MAX_ENTRIES = 1 << 20 };
 
+static size_t utf8_len(unsigned char c) { return c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4; }
+
+/* HF's BPE::merge_word for character-level vocabularies: a character that is no piece becomes
+ * its <0xNN> pieces when all exist (byte_fallback), else unk; an unk waits for the next
+ * character that is a piece (or the end) and absorbs the unknown ones between when fuse_unk. */
+static void spm_merge_word(const bpe *b, scratch *sc, const char *w, size_t n, tok_ivec *out) {
+    sym_reserve(sc, n);
+    size_t k = 0;
+    int pending_unk = 0;
+    for (size_t i = 0; i < n;) {
+        size_t cl = utf8_len((unsigned char)w[i]);
+        if (cl > n - i) cl = n - i;
+        int32_t id = tok_map_get(&b->vocab, w + i, cl);
+        if (id >= 0) {
+            if (pending_unk) sc->id[k++] = b->unk, pending_unk = 0;
+            sc->id[k++] = id;
+        } else {
+            int all = b->byte_fallback;
+            for (size_t j = 0; all && j < cl; j++) all = b->spm_byte[(unsigned char)w[i + j]] >= 0;
+            if (all) {
+                for (size_t j = 0; j < cl; j++) sc->id[k++] = b->spm_byte[(unsigned char)w[i + j]];
+            } else if (b->unk >= 0) {
+                if (pending_unk && !b->fuse_unk) sc->id[k++] = b->unk;
+                pending_unk = 1;
+            }
+        }
+        i += cl;
+    }
+    if (pending_unk) sc->id[k++] = b->unk;
+    if (k) merge_symbols(b, sc, k, out);
+}
+
 static void bpe_word(const bpe *b, scratch *sc, const char *w, size_t n, tok_ivec *out) {
     if (n == 0) return;
-    if (b->ignore_merges || n == 1) {
+    if (b->ignore_merges || (n == 1 && !b->spm)) {
         int32_t id = tok_map_get(&b->vocab, w, n);
         if (id >= 0) { tok_ivec_push(out, id); return; }
     }
@@ -221,7 +269,8 @@ static void bpe_word(const bpe *b, scratch *sc, const char *w, size_t n, tok_ive
         }
     }
     size_t start = out->n;
-    merge_word(b, sc, (const unsigned char *)w, n, out);
+    if (b->spm) spm_merge_word(b, sc, w, n, out);
+    else merge_word(b, sc, (const unsigned char *)w, n, out);
     if (cacheable && sc->cache.n < CACHE_MAX_ENTRIES) {
         tok_map_put(&sc->cache, w, n, (int32_t)sc->cstart.n);
         tok_ivec_push(&sc->cstart, (int32_t)sc->pool.n);
@@ -230,14 +279,24 @@ static void bpe_word(const bpe *b, scratch *sc, const char *w, size_t n, tok_ive
     }
 }
 
-static size_t utf8_len(unsigned char c) { return c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4; }
 
 /* Pre-tokenize with the regex ("Isolated": matches and the gaps between them are pre-tokens;
  * empty matches produce nothing), then BPE every pre-token. */
-static void bpe_segment(const tok *t, const char *s, size_t len, tok_ivec *out, void *vsc) {
+struct word_ctx { const bpe *b; scratch *sc; tok_ivec *out; };
+static void spm_word_cb(const char *w, size_t n, void *ctx) {
+    struct word_ctx *c = ctx;
+    bpe_word(c->b, c->sc, w, n, c->out);
+}
+
+static void bpe_segment(const tok *t, const char *s, size_t len, int at_start, tok_ivec *out, void *vsc) {
     const bpe *b = t->impl;
     scratch *sc = vsc;
     char *tmp = NULL;
+    if (b->ms.on) {
+        struct word_ctx c = {b, sc, out};
+        tok_metaspace_split(&b->ms, s, len, at_start, spm_word_cb, &c);
+        return;
+    }
     if (b->add_prefix_space && len > 0 && s[0] != ' ') {
         tmp = xmalloc(len + 1);
         tmp[0] = ' ';
@@ -288,10 +347,28 @@ static void scratch_free(void *v) {
 
 /* ---------------------------------------------------------------- tok_ops */
 
+/* SentencePiece pieces: <0xNN> is the byte, "▁" a space (dropped at the start of the text when
+ * the decoder strips it: the dummy prefix). */
+static int spm_decode_piece(const bpe *b, const tok *t, int32_t prev, int32_t id, char *buf, int cap) {
+    for (int c = 0; c < 256; c++)
+        if (b->spm_byte[c] == id) { buf[0] = (char)c; return 1; }
+    const char *p = b->piece[id];
+    size_t n = b->plen[id], o = 0;
+    for (size_t i = 0; i < n && o < (size_t)cap;) {
+        if (i + 3 <= n && !memcmp(p + i, "\xe2\x96\x81", 3)) {
+            if (!(o == 0 && i == 0 && b->strip_first && (prev < 0 || prev == t->bos))) buf[o++] = ' ';
+            i += 3;
+        } else {
+            buf[o++] = p[i++];
+        }
+    }
+    return (int)o;
+}
+
 static int bpe_decode_piece(const tok *t, int32_t prev, int32_t id, char *buf, int cap) {
-    (void)prev;
     const bpe *b = t->impl;
     if (id < 0 || id >= b->npiece || !b->piece[id] || cap <= 0) return 0;
+    if (b->spm) return spm_decode_piece(b, t, prev, id, buf, cap);
     int n = (int)b->plen[id] < cap ? (int)b->plen[id] : cap;
     memcpy(buf, b->piece[id], (size_t)n);
     return n;
@@ -319,6 +396,7 @@ static void bpe_destroy(bpe *b) {
     for (int32_t i = 0; i < b->npiece; i++) free(b->piece[i]);
     free(b->piece);
     free(b->plen);
+    tok_norm_free(&b->c.norm);
     tok_added_free(&b->c.added);
     free(b);
 }
@@ -431,7 +509,14 @@ static int load_vocab(bpe *b, json_t *v, char *err, size_t errlen) {
         }
         size_t len = strlen(key), n;
         if (len + 1 > rawcap) { rawcap = len + 64; raw = xrealloc(raw, rawcap); }
-        if (unmap(key, len, raw, &n) == 0) {
+        if (b->spm) {
+            if (!tok_map_put(&b->vocab, key, len, (int32_t)id)) {
+                free(raw);
+                tok_fail(err, errlen, "vocabulary entry '%s' appears twice", key);
+                return -1;
+            }
+            set_piece(b, (int32_t)id, key, len);
+        } else if (unmap(key, len, raw, &n) == 0) {
             tok_map_put(&b->vocab, raw, n, (int32_t)id);
             set_piece(b, (int32_t)id, raw, n);
         } else {
@@ -445,6 +530,7 @@ static int load_vocab(bpe *b, json_t *v, char *err, size_t errlen) {
 /* Id of a symbol in its mapped spelling; -1 when unknown. */
 static int32_t sym_id(const bpe *b, const char *s, size_t len, char *raw) {
     size_t n;
+    if (b->spm) return tok_map_get(&b->vocab, s, len);
     if (unmap(s, len, raw, &n)) return -1;
     return tok_map_get(&b->vocab, raw, n);
 }
@@ -628,18 +714,63 @@ static int nonempty_str(json_t *m, const char *k) {
     return s && *s;
 }
 
+/* The <0xNN> pieces (HF spells them "<0x%02X>"); -1 where absent. */
+static void set_spm_bytes(bpe *b) {
+    for (int c = 0; c < 256; c++) {
+        char name[8];
+        snprintf(name, sizeof name, "<0x%02X>", c);
+        b->spm_byte[c] = tok_map_get(&b->vocab, name, 6);
+    }
+}
+
+static int nonempty_str(json_t *m, const char *k);
+
+/* Llama-2 / Mistral / Gemma style tokenizer.json: BPE over characters, no ByteLevel. */
+static tok *spm_from_json(bpe *b, json_t *root, const char *path, char *err, size_t errlen) {
+    json_t *m = json_object_get(root, "model"), *unk = json_object_get(m, "unk_token");
+    json_t *drop = json_object_get(m, "dropout");
+    b->spm = 1;
+    b->unk = -1;
+    if (nonempty_str(m, "continuing_subword_prefix") || nonempty_str(m, "end_of_word_suffix") ||
+        (drop && !json_is_null(drop) && json_number_value(drop) != 0)) {
+        tok_fail(err, errlen, "BPE: continuing_subword_prefix, end_of_word_suffix and dropout are not supported");
+        return fail_path(b, path, err, errlen);
+    }
+    if (unk && !json_is_null(unk) && !json_is_string(unk)) {
+        tok_fail(err, errlen, "model.unk_token is not a string");
+        return fail_path(b, path, err, errlen);
+    }
+    b->ignore_merges = json_is_true(json_object_get(m, "ignore_merges"));
+    b->byte_fallback = json_is_true(json_object_get(m, "byte_fallback"));
+    b->fuse_unk = json_is_true(json_object_get(m, "fuse_unk"));
+    b->strip_first = tok_decoder_strips_first(json_object_get(root, "decoder"));
+    if (tok_norm_from_json(&b->c.norm, json_object_get(root, "normalizer"), err, errlen) ||
+        load_vocab(b, json_object_get(m, "vocab"), err, errlen) ||
+        load_merges_json(b, json_object_get(m, "merges"), err, errlen) ||
+        tok_added_from_json(&b->c.added, json_object_get(root, "added_tokens"), err, errlen))
+        return fail_path(b, path, err, errlen);
+    if (json_is_string(unk) && (b->unk = tok_map_get(&b->vocab, json_string_value(unk), json_string_length(unk))) < 0) {
+        tok_fail(err, errlen, "model.unk_token '%.40s' is not in the vocabulary", json_string_value(unk));
+        return fail_path(b, path, err, errlen);
+    }
+    set_spm_bytes(b);
+    return finish(b, "spm");
+}
+
 tok *tok_bpe_from_json(json_t *root, const char *path, const char *family, char *err, size_t errlen) {
     bpe *b = bpe_new();
-    json_t *m = json_object_get(root, "model");
+    json_t *m = json_object_get(root, "model"), *pt = json_object_get(root, "pre_tokenizer");
     const char *re_src = "";
-    int bytelevel = 0;
-    if (parse_pretok(b, json_object_get(root, "pre_tokenizer"), &re_src, &bytelevel, err, errlen) ||
+    int bytelevel = 0, ms = tok_metaspace_from_json(&b->ms, pt, err, errlen);
+    if (ms < 0) return fail_path(b, path, err, errlen);
+    if (ms == 1 || !pt || json_is_null(pt)) return spm_from_json(b, root, path, err, errlen);
+    if (parse_pretok(b, pt, &re_src, &bytelevel, err, errlen) ||
         tok_norm_from_json(&b->c.norm, json_object_get(root, "normalizer"), err, errlen))
         return fail_path(b, path, err, errlen);
     if (!bytelevel || nonempty_str(m, "continuing_subword_prefix") || nonempty_str(m, "end_of_word_suffix") ||
         json_is_true(json_object_get(m, "byte_fallback"))) {
-        tok_fail(err, errlen, "only byte-level BPE (ByteLevel pre-tokenizer, no subword prefix/suffix, "
-                 "no byte_fallback) is supported");
+        tok_fail(err, errlen, "BPE: only byte-level (ByteLevel pre-tokenizer, no subword prefix/suffix, "
+                 "no byte_fallback) or SentencePiece-style (Metaspace or no pre-tokenizer) is supported");
         return fail_path(b, path, err, errlen);
     }
     b->ignore_merges = json_is_true(json_object_get(m, "ignore_merges"));
@@ -794,4 +925,82 @@ tok *tok_bpe_from_tiktoken(const char *path, const char *family, char *err, size
     b->ignore_merges = 1;               /* tiktoken: a pre-token that is a token is emitted whole */
     if (!strcmp(fam, "llama")) add_llama3_specials(b);
     return finish(b, fam);
+}
+
+/* ---------------------------------------------------------------- from a SentencePiece model */
+
+typedef struct { float score; int32_t piece, l, r; } spm_merge;
+
+/* transformers' SentencePieceExtractor order: by the merged piece's score (highest first), then
+ * the piece's id, then the ids of the left and right parts. */
+static int merge_cmp(const void *pa, const void *pb) {
+    const spm_merge *a = pa, *c = pb;
+    if (a->score != c->score) return a->score > c->score ? -1 : 1;
+    if (a->piece != c->piece) return a->piece < c->piece ? -1 : 1;
+    if (a->l != c->l) return a->l < c->l ? -1 : 1;
+    return (a->r > c->r) - (a->r < c->r);
+}
+
+/* Every split of every piece at a character boundary into two pieces is a merge. */
+static void spm_derive_merges(bpe *b, const tok_spm_pieces *p) {
+    spm_merge *v = NULL;
+    size_t n = 0, cap = 0;
+    for (int id = 0; id < p->n; id++) {
+        const char *s = p->piece[id];
+        for (uint32_t k = 1; k < p->len[id]; k++) {
+            if (((unsigned char)s[k] & 0xC0) == 0x80) continue;
+            int32_t l = tok_map_get(&b->vocab, s, k), r = tok_map_get(&b->vocab, s + k, p->len[id] - k);
+            if (l < 0 || r < 0) continue;
+            if (n == cap) v = xrealloc(v, (cap = cap ? 2 * cap : 4096) * sizeof *v);
+            v[n++] = (spm_merge){p->score[id], id, l, r};
+        }
+    }
+    if (n) qsort(v, n, sizeof *v, merge_cmp);
+    pair_init(&b->pairs, n);
+    for (size_t i = 0; i < n; i++) pair_put(&b->pairs, v[i].l, v[i].r, (int32_t)i, v[i].piece);
+    free(v);
+}
+
+/* SentencePiece piece types: 2 unknown, 3 control, 4 user defined. */
+tok *tok_bpe_from_spm(const tok_spm_pieces *p, const char *path, char *err, size_t errlen) {
+    bpe *b = bpe_new();
+    b->spm = 1;
+    b->fuse_unk = 1;
+    b->byte_fallback = p->byte_fallback;
+    b->strip_first = p->add_dummy_prefix;
+    tok_map_init(&b->vocab, (size_t)p->n);
+    for (int id = 0; id < p->n; id++) {
+        /* a later duplicate wins the lookup, as in the converter's dict */
+        int32_t old = tok_map_get(&b->vocab, p->piece[id], p->len[id]);
+        if (old >= 0) {
+            tok_fail(err, errlen, "piece %d '%.40s' repeats piece %d", id, p->piece[id], old);
+            return fail_path(b, path, err, errlen);
+        }
+        tok_map_put(&b->vocab, p->piece[id], p->len[id], id);
+        set_piece(b, id, p->piece[id], p->len[id]);
+        if (p->type[id] == 2 || p->type[id] == 3 || p->type[id] == 4)
+            tok_added_add(&b->c.added, p->piece[id], p->len[id], id, p->type[id] != 4, 0, 0, 0);
+    }
+    b->unk = p->unk;
+    spm_derive_merges(b, p);
+    set_spm_bytes(b);
+    /* the converter's normaliser: the dummy prefix, then spaces as "▁" */
+    tok_norm *nm = &b->c.norm;
+    memset(nm, 0, sizeof *nm);
+    if (p->add_dummy_prefix) {
+        nm->step[nm->n] = TN_PREPEND;
+        nm->a[nm->n] = xstrdup("\xe2\x96\x81");
+        nm->alen[nm->n++] = 3;
+    }
+    nm->step[nm->n] = TN_REPLACE;
+    nm->a[nm->n] = xstrdup(" ");
+    nm->alen[nm->n] = 1;
+    nm->b[nm->n] = xstrdup("\xe2\x96\x81");
+    nm->blen[nm->n++] = 3;
+    tok *t = finish(b, "spm");
+    t->vocab = p->n;
+    t->bos = p->bos >= 0 && p->bos < p->n ? p->bos : -1;
+    t->eos = p->eos >= 0 && p->eos < p->n ? p->eos : -1;
+    t->pad = p->pad >= 0 && p->pad < p->n ? p->pad : -1;
+    return t;
 }

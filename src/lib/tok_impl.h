@@ -41,8 +41,23 @@ const tok_added *tok_added_by_id(const tok_addset *a, int32_t id);
 void tok_added_free(tok_addset *a);
 
 /* Normalizer: a sequence of steps (HF "Sequence" flattened). */
-enum { TN_NFC, TN_NFD, TN_NFKC, TN_NFKD, TN_LOWER, TN_BERT_CLEAN, TN_BERT_CJK, TN_STRIP_ACCENTS };
-typedef struct { int step[16]; int n; } tok_norm;
+enum { TN_NFC, TN_NFD, TN_NFKC, TN_NFKD, TN_LOWER, TN_BERT_CLEAN, TN_BERT_CJK, TN_STRIP_ACCENTS,
+       TN_PREPEND, TN_REPLACE, TN_REPLACE_RE, TN_PRECOMPILED };
+/* Prepend/Replace keep their strings in a/b (owned); Replace with a regex keeps the compiled
+ * pattern in re; Precompiled (SentencePiece's charsmap) keeps its parsed form in pc. */
+typedef struct tok_precompiled tok_precompiled;
+typedef struct {
+    int step[16]; int n;
+    char *a[16], *b[16]; size_t alen[16], blen[16];
+    void *re[16];
+    tok_precompiled *pc[16];
+} tok_norm;
+void tok_norm_free(tok_norm *nm);
+/* SentencePiece's precompiled_charsmap (tok_spm_norm.c): parse the raw bytes (after base64);
+ * NULL with err filled when malformed. Apply: HF's Precompiled normalizer on valid UTF-8. */
+tok_precompiled *tok_precompiled_parse(const unsigned char *d, size_t n, char *err, size_t errlen);
+char *tok_precompiled_apply(const tok_precompiled *pc, const char *s, size_t len, size_t *outlen);
+void tok_precompiled_free(tok_precompiled *pc);
 /* Parses a tokenizer.json "normalizer" (null allowed); 0 or -1 with err filled. */
 int tok_norm_from_json(tok_norm *nm, json_t *j, char *err, size_t errlen);
 void tok_norm_bert(tok_norm *nm, int clean, int cjk, int strip, int lower);
@@ -53,8 +68,9 @@ char *tok_normalize(const tok_norm *nm, const char *s, size_t len, size_t *outle
 typedef struct tok_common {
     tok_addset added;
     tok_norm norm;
-    /* encode one normalized segment (valid UTF-8), appending ids */
-    void (*segment)(const tok *t, const char *s, size_t len, tok_ivec *out, void *scratch);
+    /* encode one normalized segment (valid UTF-8), appending ids; at_start: the segment begins
+     * the text (no added token before it), which Metaspace's prepend_scheme "first" asks */
+    void (*segment)(const tok *t, const char *s, size_t len, int at_start, tok_ivec *out, void *scratch);
     void *(*scratch_new)(const tok *t);   /* per-call state (e.g. a BPE cache); may be NULL */
     void (*scratch_free)(void *scratch);
 } tok_common;
@@ -78,6 +94,42 @@ tok *tok_bpe_from_tiktoken(const char *path, const char *family, char *err, size
 /* WordPiece loaders (tok_wordpiece.c). lower < 0: default (lowercase on). */
 tok *tok_wp_from_json(json_t *root, const char *path, char *err, size_t errlen);
 tok *tok_wp_from_vocab_txt(const char *path, int lower, char *err, size_t errlen);
+
+/* HF's Metaspace pre-tokenizer (optionally after WhitespaceSplit): spaces become the replacement
+ * "▁", which is prepended (always / first segment only / never) unless already there; with split
+ * the text is cut before every replacement (MergedWithNext). */
+enum { TOK_PREPEND_NEVER, TOK_PREPEND_ALWAYS, TOK_PREPEND_FIRST };
+typedef struct {
+    int on, ws_split, split, prepend;
+    char rep[8]; size_t replen;
+} tok_metaspace;
+/* Parses a pre_tokenizer made of Metaspace and WhitespaceSplit (Sequence allowed); 1 when it is
+ * one, 0 when it is something else (left for the caller), -1 with err filled when malformed. */
+int tok_metaspace_from_json(tok_metaspace *ms, json_t *p, char *err, size_t errlen);
+/* Calls word() on each pre-token of the segment s. */
+void tok_metaspace_split(const tok_metaspace *ms, const char *s, size_t len, int at_start,
+                         void (*word)(const char *w, size_t n, void *ctx), void *ctx);
+/* The decoder's leading-space rule: 1 when a decoded text's first "▁" is dropped (Metaspace
+ * decoder with a prepend scheme, or Strip of one leading space). */
+int tok_decoder_strips_first(json_t *dec);
+
+/* SentencePiece-style BPE (tok_bpe.c): pieces with "▁", byte fallback <0xNN>, unk fusing.
+ * From a tokenizer.model (tok_spm_model.c): pieces/scores/types of the protobuf; the merges
+ * are derived from the scores as transformers' converter does. */
+typedef struct {
+    int n;
+    const char *const *piece; const uint32_t *len; const float *score; const uint8_t *type;
+    int unk, bos, eos, pad;
+    int byte_fallback, add_dummy_prefix;
+    const unsigned char *charsmap; size_t charsmap_len;   /* Unigram normaliser, may be empty */
+} tok_spm_pieces;
+tok *tok_bpe_from_spm(const tok_spm_pieces *p, const char *path, char *err, size_t errlen);
+/* Unigram (tok_unigram.c). */
+tok *tok_unigram_from_json(json_t *root, const char *path, char *err, size_t errlen);
+tok *tok_unigram_from_spm(const tok_spm_pieces *p, const char *path, char *err, size_t errlen);
+/* SentencePiece ModelProto reader (tok_spm_model.c): tokenizer.model files whose first byte is
+ * the tag of field 1 (pieces). */
+tok *tok_load_spm_model(const char *path, char *err, size_t errlen);
 
 /* Fill bos/eos/cls/sep/pad from the family and the tokens present. */
 void tok_set_specials(tok *t, const char *family);

@@ -62,8 +62,9 @@ static void wp_word(const wp *w, const char *s, size_t len, size_t nchars, tok_i
 }
 
 /* BertPreTokenizer, then WordPiece per word. */
-static void wp_segment(const tok *t, const char *s, size_t len, tok_ivec *out, void *scratch) {
+static void wp_segment(const tok *t, const char *s, size_t len, int at_start, tok_ivec *out, void *scratch) {
     (void)scratch;
+    (void)at_start;
     const wp *w = t->impl;
     size_t i = 0, ws = 0, nch = 0;
     while (i < len) {
@@ -105,6 +106,7 @@ static void wp_destroy(wp *w) {
     for (int32_t i = 0; i < w->npiece; i++) free(w->piece[i]);
     free(w->piece);
     free(w->prefix);
+    tok_norm_free(&w->c.norm);
     tok_added_free(&w->c.added);
     free(w);
 }
