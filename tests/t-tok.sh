@@ -161,8 +161,8 @@ expect_error "malformed tiktoken line" 1 "bad.model: line 2: expected 'base64-to
 printf 'a\nb\n' >"$T/vocab.txt"
 expect_error "vocab.txt without [UNK]" 1 "vocab.txt: unknown-token '\[UNK\]' is not in the vocabulary" "$T/o10" \
     "$BIN/tokenize" -t "$T/vocab.txt" -o "$T/o10" "$T/in.txt"
-echo '{"model":{"type":"Unigram","vocab":[]}}' >"$T/uni.json"
-expect_error "unsupported model type" 1 "uni.json: unsupported model type 'Unigram'" "$T/o11" \
+echo '{"model":{"type":"WordLevel","vocab":{}}}' >"$T/uni.json"
+expect_error "unsupported model type" 1 "uni.json: unsupported model type 'WordLevel'" "$T/o11" \
     "$BIN/tokenize" -t "$T/uni.json" -o "$T/o11" "$T/in.txt"
 expect_error "--bos where there is no BOS (Qwen2)" 1 "qwen2: this tokenizer has no BOS" "$T/o12" \
     "$BIN/tokenize" --bos -t $TK/qwen2 -o "$T/o12" "$T/in.txt"

@@ -812,6 +812,36 @@ static int added_from_config(bpe *b, const char *vocab_path) {
     return n;
 }
 
+/* The *_token entries of tokenizer_config.json and special_tokens_map.json (a string or an
+ * {"content": …} object) that are vocabulary entries: transformers makes them special added
+ * tokens (OPT's </s> and <pad>, RoBERTa's <s> </s> <unk> <pad> <mask>). Returns how many. */
+static int added_from_token_keys(bpe *b, const char *vocab_path) {
+    static const char *const files[] = {"tokenizer_config.json", "special_tokens_map.json"};
+    static const char *const keys[] = {"bos_token", "eos_token", "unk_token", "sep_token",
+                                       "pad_token", "cls_token", "mask_token"};
+    const char *slash = strrchr(vocab_path, '/');
+    size_t d = slash ? (size_t)(slash - vocab_path + 1) : 0;
+    int n = 0;
+    for (size_t f = 0; f < 2; f++) {
+        char *p = xmalloc(d + 32);
+        memcpy(p, vocab_path, d);
+        strcpy(p + d, files[f]);
+        json_t *j = json_load_file(p, 0, NULL);
+        free(p);
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+            json_t *v = json_object_get(j, keys[k]);
+            if (json_is_object(v)) v = json_object_get(v, "content");
+            if (!json_is_string(v)) continue;
+            int32_t id = tok_map_get(&b->vocab, json_string_value(v), json_string_length(v));
+            if (id < 0 || tok_added_id(&b->c.added, json_string_value(v), json_string_length(v)) >= 0) continue;
+            tok_added_add(&b->c.added, json_string_value(v), json_string_length(v), id, 1, 0, 0, 0);
+            n++;
+        }
+        json_decref(j);
+    }
+    return n;
+}
+
 static void add_llama3_specials(bpe *b);
 
 tok *tok_bpe_from_files(const char *vocab_json, const char *merges_txt, const char *family,
@@ -829,7 +859,7 @@ tok *tok_bpe_from_files(const char *vocab_json, const char *merges_txt, const ch
     if (set_family_regex(b, fam, err, errlen)) return fail_path(b, vocab_json, err, errlen);
     if (load_merges_txt(b, merges_txt, err, errlen)) return fail_path(b, merges_txt, err, errlen);
     if (set_byte_ids(b, err, errlen)) return fail_path(b, vocab_json, err, errlen);
-    if (!added_from_config(b, vocab_json)) {
+    if (!added_from_config(b, vocab_json) && !added_from_token_keys(b, vocab_json)) {
         if (has_eot) tok_added_add(&b->c.added, eot, strlen(eot), tok_map_get(&b->vocab, eot, strlen(eot)), 1, 0, 0, 0);
         if (!strcmp(fam, "qwen2") && !has_eot) {   /* Qwen2's specials live outside vocab.json */
             static const char *const q[] = {"<|endoftext|>", "<|im_start|>", "<|im_end|>"};

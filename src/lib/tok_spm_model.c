@@ -239,11 +239,11 @@ tok *tok_load_spm_model(const char *path, char *err, size_t errlen) {
     if (read_model(&m, d, n, why, sizeof why) == 0) {
         m.p.piece = (const char *const *)m.piece, m.p.len = m.len, m.p.score = m.score, m.p.type = m.type;
         if (m.p.n < 1) snprintf(why, sizeof why, "no pieces (not a SentencePiece model)");
-        else if (check_ids(&m, why, sizeof why) == 0) {
-            if (m.model_type == 2) t = tok_bpe_from_spm(&m.p, path, why, sizeof why);
-            else if (m.model_type == 1) t = tok_unigram_from_spm(&m.p, path, why, sizeof why);
-            else snprintf(why, sizeof why, "trainer_spec.model_type %d is not supported (1 unigram, 2 BPE)", m.model_type);
-        }
+        else if (m.model_type != 1 && m.model_type != 2)
+            snprintf(why, sizeof why, "trainer_spec.model_type %d is not supported (1 unigram, 2 BPE)", m.model_type);
+        else if (check_ids(&m, why, sizeof why) == 0)
+            t = m.model_type == 2 ? tok_bpe_from_spm(&m.p, path, why, sizeof why)
+                                  : tok_unigram_from_spm(&m.p, path, why, sizeof why);
     }
     for (int i = 0; i < m.p.n; i++) free(m.piece[i]);
     free(m.piece);

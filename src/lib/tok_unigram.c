@@ -223,8 +223,8 @@ static tok *uni_fail(unigram *u, const char *path, char *err, size_t errlen) {
 tok *tok_unigram_from_json(json_t *root, const char *path, char *err, size_t errlen) {
     json_t *m = json_object_get(root, "model"), *v = json_object_get(m, "vocab");
     json_t *unk = json_object_get(m, "unk_id");
-    if (!json_is_array(v) || json_array_size(v) > (1u << 24))
-        return tok_fail(err, errlen, "%s: model.vocab is not an array of at most 2^24 [piece, score] pairs", path);
+    if (!json_is_array(v) || json_array_size(v) == 0 || json_array_size(v) > (1u << 24))
+        return tok_fail(err, errlen, "%s: model.vocab is not an array of 1 to 2^24 [piece, score] pairs", path);
     unigram *u = uni_new((int)json_array_size(v));
     size_t i;
     json_t *e;

@@ -1,8 +1,11 @@
 // Reference token ids for tests/t-tok-ref.sh, from independent implementations:
 //   HF tokenizers (npm "tokenizers": the compiled Rust library) for tokenizer.json files, and for
 //   Qwen2's vocab.json + merges.txt through a tokenizer.json assembled here with Qwen2's settings
-//   (hf-checkpoints.md §10.4); tiktoken (npm, WASM) for Llama-3's tokenizer.model ranks.
-// Usage: node tok_ref.js hf|qwen2|llama3 TOKENIZER [--whole] [--out DIR] INPUT...
+//   (hf-checkpoints.md §10.4); tiktoken (npm, WASM) for Llama-3's tokenizer.model ranks; for a
+//   GPT-2-style vocab.json + merges.txt directory (OPT) a tokenizer.json as transformers'
+//   GPT2 converter writes it, whose added tokens are the *_token entries of the directory's
+//   tokenizer_config.json / special_tokens_map.json.
+// Usage: node tok_ref.js hf|qwen2|llama3|bytelevel TOKENIZER [--whole] [--out DIR] INPUT...
 // Prints (or writes to DIR/<input name>.ids) the ids of every input line, or of the whole input,
 // space-separated, one line each, without special tokens added (special-token strings in the
 // text are recognised).
@@ -28,6 +31,33 @@ function qwen2Json(dir) {
       { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false }] },
     post_processor: null,
     decoder: { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false },
+    model: { type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: '',
+      end_of_word_suffix: '', fuse_unk: false, byte_fallback: false, vocab, merges },
+  });
+}
+
+function byteLevelJson(dir) {
+  const vocab = JSON.parse(fs.readFileSync(path.join(dir, 'vocab.json'), 'utf8'));
+  const merges = fs.readFileSync(path.join(dir, 'merges.txt'), 'utf8').split('\n')
+    .filter((l, i) => l.length > 0 && !(i === 0 && l.startsWith('#version')));
+  const added = [];
+  for (const f of ['tokenizer_config.json', 'special_tokens_map.json']) {
+    const p = path.join(dir, f);
+    if (!fs.existsSync(p)) continue;
+    const cfg = JSON.parse(fs.readFileSync(p, 'utf8'));
+    for (const k of ['bos_token', 'eos_token', 'unk_token', 'sep_token', 'pad_token', 'cls_token', 'mask_token']) {
+      let v = cfg[k];
+      if (v && typeof v === 'object') v = v.content;
+      if (typeof v !== 'string' || !(v in vocab) || added.some((a) => a.content === v)) continue;
+      added.push({ id: vocab[v], content: v, single_word: false, lstrip: false, rstrip: false,
+        normalized: false, special: true });
+    }
+  }
+  return JSON.stringify({
+    version: '1.0', truncation: null, padding: null, added_tokens: added, normalizer: null,
+    pre_tokenizer: { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: true },
+    post_processor: null,
+    decoder: { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: true },
     model: { type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: '',
       end_of_word_suffix: '', fuse_unk: false, byte_fallback: false, vocab, merges },
   });
@@ -64,7 +94,7 @@ async function main() {
   }
   const [kind, tokPath, ...inputs] = pos;
   if (!kind || !tokPath || inputs.length === 0 || (inputs.length > 1 && !outDir)) {
-    console.error('usage: node tok_ref.js hf|qwen2|llama3 TOKENIZER [--whole] [--out DIR] INPUT...');
+    console.error('usage: node tok_ref.js hf|qwen2|llama3|bytelevel TOKENIZER [--whole] [--out DIR] INPUT...');
     process.exit(2);
   }
   let encode, done = () => {};
@@ -72,9 +102,10 @@ async function main() {
     const enc = llama3Encoder(tokPath);
     encode = async (l) => Array.from(enc.encode(l, 'all'));
     done = () => enc.free();
-  } else if (kind === 'hf' || kind === 'qwen2') {
+  } else if (kind === 'hf' || kind === 'qwen2' || kind === 'bytelevel') {
     const { Tokenizer } = require('tokenizers');
-    const tk = kind === 'qwen2' ? Tokenizer.fromString(qwen2Json(tokPath)) : Tokenizer.fromFile(tokPath);
+    const tk = kind === 'qwen2' ? Tokenizer.fromString(qwen2Json(tokPath))
+      : kind === 'bytelevel' ? Tokenizer.fromString(byteLevelJson(tokPath)) : Tokenizer.fromFile(tokPath);
     encode = async (l) => (await tk.encode(l, null, { addSpecialTokens: false })).getIds();
   } else {
     throw new Error(`unknown kind '${kind}'`);

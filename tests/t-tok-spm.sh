@@ -1,0 +1,168 @@
+# SentencePiece-style BPE (tokenizer.json and tokenizer.model), Unigram (T5) and the GPT-2-style
+# BPE variants of phi-2, OPT and RoBERTa: token ids from bin/tokenize against independent
+# references, line by line, on the three texts of tests/t-tok-ref.sh (tests/golden/tok: kjv200,
+# multi, fuzz). References:
+#   hf         HF tokenizers (npm "tokenizers") on the tokenizer.json;
+#   bytelevel  HF tokenizers on the tokenizer.json transformers' converter makes of a
+#              vocab.json + merges.txt directory (tests/ref/tok_ref.js);
+#   spm        Google's SentencePiece library (Debian python3-sentencepiece) on the
+#              tokenizer.model, special pieces typed in the text split off first as HF does
+#              (tests/ref/spm_ref.py).
+# Some tokenizers are made here: three tokenizer.json spellings of Mistral's model (Llama-2's
+# legacy normaliser; Metaspace with prepend_scheme "first"; Gemma's, without the dummy prefix),
+# written by spm_ref.py from the model's pieces and scores, for HF tokenizers to run; Flan-T5's
+# Unigram tokenizer.json written back as a tokenizer.model (protobuf) for our reader, checked
+# against HF tokenizers on the tokenizer.json; an OPT directory (RoBERTa's vocabulary, which is
+# OPT's, with OPT's special tokens: </s> is its BOS). Without node or python3-sentencepiece the
+# ids are compared with the reference checksums in tests/golden/tok/spm.sha256. The Llama-2 files
+# (Llama 2 licence) are optional, DATA_DIR/tokenizers/llama2: absent, their cases are skipped.
+#   bash tests/t-tok-spm.sh --update   rewrites spm.sha256 from the live references
+source tests/lib.sh
+TK=$EMBED/tokenizers
+L2=$DATA_DIR/tokenizers/llama2
+G=tests/golden/tok
+SUMS=$G/spm.sha256
+if [ ! -x "$BIN/tokenize" ]; then ok "SentencePiece tests # SKIP $BIN/tokenize not built"; exit 0; fi
+TEXTS="kjv200 multi fuzz"
+inputs=(); for x in $TEXTS; do inputs+=("$G/$x.txt"); done
+upd=0; [ "${1:-}" = --update ] && upd=1
+
+node_ok=0
+if command -v node >/dev/null; then
+    [ -d tests/ref/node_modules/tokenizers ] ||
+        (cd tests/ref && npm ci --no-audit --no-fund --loglevel=error >/dev/null 2>&1) || true
+    [ -d tests/ref/node_modules/tokenizers ] && node_ok=1
+fi
+spm_ok=0; "$PYTHON" -c 'import sentencepiece' 2>/dev/null && spm_ok=1
+[ $upd = 1 ] && { [ $node_ok = 1 ] && [ $spm_ok = 1 ] && [ -f "$L2/tokenizer.model" ] ||
+    { echo "# --update needs node + npm tokenizers, python3-sentencepiece and $L2" >&2; exit 1; }; }
+echo "# references: HF tokenizers $([ $node_ok = 1 ] && echo live || echo "from $SUMS"), SentencePiece $([ $spm_ok = 1 ] && echo live || echo "from $SUMS")"
+
+# --- tokenizers made here
+mkdir -p "$T/t5m" "$T/opt"
+"$PYTHON" tests/ref/spm_ref.py tomodel "$TK/flan-t5-large/tokenizer.json" "$T/t5m/tokenizer.model" ||
+    fail "spm_ref.py tomodel failed"
+cp "$TK/roberta-base/vocab.json" "$TK/roberta-base/merges.txt" "$T/opt/"
+echo '{"model_type": "opt"}' >"$T/opt/config.json"
+echo '{"bos_token": "</s>", "eos_token": "</s>", "unk_token": "</s>", "pad_token": "<pad>"}' >"$T/opt/tokenizer_config.json"
+for st in llama first gemma; do
+    mkdir -p "$T/mj-$st"
+    [ $spm_ok = 1 ] && "$PYTHON" tests/ref/spm_ref.py tojson "$TK/mistral/tokenizer.model" "$T/mj-$st/tokenizer.json" $st
+done
+
+# name  reference-kind  reference-tokenizer  our-tokenizer
+CASES="mistral spm $TK/mistral/tokenizer.model $TK/mistral/tokenizer.model
+mistral-json-llama hf $T/mj-llama/tokenizer.json $T/mj-llama
+mistral-json-first hf $T/mj-first/tokenizer.json $T/mj-first/tokenizer.json
+mistral-json-gemma hf $T/mj-gemma/tokenizer.json $T/mj-gemma
+t5-small hf $TK/t5-small/tokenizer.json $TK/t5-small
+flan-t5 hf $TK/flan-t5-large/tokenizer.json $TK/flan-t5-large
+flan-t5 hf $TK/flan-t5-large/tokenizer.json $T/t5m/tokenizer.model
+phi-2 hf $TK/phi-2/tokenizer.json $TK/phi-2
+roberta hf $TK/roberta-base/tokenizer.json $TK/roberta-base
+opt bytelevel $T/opt $T/opt
+llama2 hf $L2/tokenizer.json $L2/tokenizer.json
+llama2 hf $L2/tokenizer.json $L2/tokenizer.model
+llama2-spm spm $L2/tokenizer.model $L2/tokenizer.model"
+
+declare -A done_ref
+[ $upd = 1 ] && : >"$SUMS.new"
+while read -r name kind reftk ourtk; do
+    live=$node_ok; [ $kind = spm ] && live=$spm_ok
+    if [ ! -e "$reftk" ]; then
+        why=$reftk; [[ $name = mistral-json-* ]] && why="python3-sentencepiece (to write $reftk)"
+        for x in $TEXTS; do skip "$name.$x via $(basename "$ourtk")" "$why"; done; continue
+    fi
+    mkdir -p "$T/ref/$name" "$T/our"
+    if [ $live = 1 ] && [ -z "${done_ref[$name]:-}" ]; then
+        if [ $kind = spm ]; then "$PYTHON" tests/ref/spm_ref.py ids "$reftk" --out "$T/ref/$name" "${inputs[@]}"
+        else node tests/ref/tok_ref.js "$kind" "$reftk" --out "$T/ref/$name" "${inputs[@]}"; fi ||
+            fail "$name: reference implementation failed"
+        done_ref[$name]=1
+        for x in $TEXTS; do
+            sum=$(sha256sum <"$T/ref/$name/$x.ids" | cut -c1-64)
+            if [ $upd = 1 ]; then echo "$sum  $name.$x" >>"$SUMS.new"
+            elif grep -q "^$sum  $name.$x\$" "$SUMS"; then ok "$name.$x: live reference equals the recorded checksum"
+            else fail "$name.$x: live reference differs from $SUMS (reference changed?)"; fi
+        done
+    fi
+    for x in $TEXTS; do
+        label="$name.$x via $(basename "$ourtk")"
+        if ! "$BIN/tokenize" --no-header -t "$ourtk" "$G/$x.txt" >"$T/our/$x.ids"; then
+            fail "$label: tokenize failed"; continue
+        fi
+        if [ $live = 1 ]; then
+            if cmp -s "$T/our/$x.ids" "$T/ref/$name/$x.ids"; then
+                ok "$label: $(wc -w <"$T/our/$x.ids") ids equal the reference"
+            else
+                fail "$label: first differing line $(cmp "$T/our/$x.ids" "$T/ref/$name/$x.ids" | sed 's/.*line //')"
+            fi
+        else
+            sum=$(sha256sum <"$T/our/$x.ids" | cut -c1-64)
+            if grep -q "^$sum  $name.$x\$" "$SUMS"; then ok "$label: ids match the recorded reference checksum"
+            else fail "$label: ids differ from the recorded reference checksum"; fi
+        fi
+    done
+done <<<"$CASES"
+if [ $upd = 1 ]; then mv "$SUMS.new" "$SUMS"; echo "# wrote $SUMS"; exit 0; fi
+
+# --- check values, special ids, decoding
+ids() { printf '%s' "${!#}" | "$BIN/tokenize" --no-header -w -t "$1" "${@:2:$#-2}" -; }
+vec() { local n=$1 want=$2 got; shift 2; got=$(ids "$@"); if [ "$got" = "$want" ]; then ok "$n"; else fail "$n: got '$got', want '$want'"; fi; }
+vec "mistral 'Hello world' = 22557 1526" "22557 1526" $TK/mistral/tokenizer.model "Hello world"
+vec "mistral newline is byte piece <0x0A> = 13" "264 13 28726" $TK/mistral/tokenizer.model $'a\nb'
+vec "mistral --bos prepends <s> = 1" "1 22557 1526" $TK/mistral/tokenizer.model -b "Hello world"
+vec "t5 'Hello world' = 8774 296" "8774 296" $TK/t5-small "Hello world"
+vec "t5 </s> typed in the text is id 1" "8774 1" $TK/t5-small "Hello</s>"
+info() { "$BIN/tokenize" --info --no-header -t "$1" | tr '\n\t' ' =' ; }
+check "mistral specials: bos 1 eos 2 from the trainer spec" grep -q "bos=1 eos=2" <(info $TK/mistral/tokenizer.model)
+check "t5 specials: eos 1 pad 0, no bos" grep -q "bos=-1 eos=1 .*pad=0" <(info $TK/t5-small)
+check "opt specials: </s> (2) is bos and eos" grep -q "bos=2 eos=2" <(info "$T/opt")
+for f in mistral gemma gemma2 xlm-roberta t5 spm; do
+    vec "family name '$f' is accepted" "22557 1526" $TK/mistral/tokenizer.model -f $f "Hello world"
+done
+
+# --- bad input: one line, exit 1, no output
+tokerr() { expect_error "$1" 1 "$2" "$T/o.ids" "$BIN/tokenize" -t "$3" -o "$T/o.ids" "$G/kjv200.txt"; }
+head -c 1000 $TK/mistral/tokenizer.model >"$T/trunc.model"
+tokerr "truncated tokenizer.model" "trunc.model: .*(runs past the end|truncated)" "$T/trunc.model"
+printf '\x0a\x05\x0a\x01a\x10\x05' >"$T/score.model"
+tokerr "tokenizer.model: piece score with the wrong wire type" "score \(field 2\) has wire type 0, expected 5" "$T/score.model"
+printf '\x0a\x03\x0a\x01a\x10\x01' >"$T/trainer.model"
+tokerr "tokenizer.model: trainer_spec with the wrong wire type" "trainer_spec \(field 2\) has wire type 0, expected 2" "$T/trainer.model"
+printf '\x0a\x03\x0a\x01a\x12\x04\xc0\x02\xbf\x01' >"$T/unk.model"
+tokerr "tokenizer.model: unk_id out of range" "unk_id = 191 is not a piece id \(0..0\)" "$T/unk.model"
+printf '\x0a\x03\x0a\x01a\x12\x05\x18\x03\xc0\x02\x00' >"$T/word.model"
+tokerr "tokenizer.model: model_type WORD refused" "model_type 3 is not supported" "$T/word.model"
+printf '\x0a\x03\x0a\x01a\x0a\x05\x0a\x01b\x18\x09' >"$T/type.model"
+tokerr "tokenizer.model: piece type out of range" "piece 1: type 9 is not 1..6" "$T/type.model"
+printf '\x0a\x04\x0a\x02\xff\xfe' >"$T/utf8.model"
+tokerr "tokenizer.model: piece not UTF-8" "piece 0: .*not UTF-8" "$T/utf8.model"
+printf '\x0a\x03\x0a\x01a\x1f' >"$T/group.model"
+tokerr "tokenizer.model: unsupported wire type" "unsupported wire type" "$T/group.model"
+uni() { mkdir -p "$T/u$1"; printf '%s' "$2" >"$T/u$1/tokenizer.json"; tokerr "$3" "$4" "$T/u$1"; }
+uni 1 '{"model": {"type": "Unigram", "unk_id": 0, "vocab": [["a", -1.0], ["b"]]}}' \
+    "Unigram: a vocab entry that is not a pair" "model.vocab\[1\] is not a \[non-empty piece, finite score\] pair"
+uni 2 '{"model": {"type": "Unigram", "unk_id": 5, "vocab": [["a", -1.0]]}}' \
+    "Unigram: unk_id out of range" "model.unk_id is not an id of the vocabulary \(0..0\)"
+uni 3 '{"model": {"type": "Unigram", "unk_id": 0, "vocab": [["a", -1.0]]' \
+    "Unigram: truncated JSON" "tokenizer.json: line 1: "
+uni 4 '{"normalizer": {"type": "Precompiled", "precompiled_charsmap": "AAAAAA=="}, "model": {"type": "Unigram", "unk_id": 0, "vocab": [["a", -1.0]]}}' \
+    "Unigram: charsmap with an empty trie" "precompiled_charsmap: trie size 0"
+uni 5 '{"normalizer": {"type": "Precompiled", "precompiled_charsmap": "%%%"}, "model": {"type": "Unigram", "unk_id": 0, "vocab": [["a", -1.0]]}}' \
+    "Unigram: charsmap not base64" "precompiled_charsmap is not base64"
+uni 6 '{"pre_tokenizer": {"type": "Metaspace", "replacement": "_", "prepend_scheme": "sometimes"}, "model": {"type": "Unigram", "unk_id": 0, "vocab": [["a", -1.0]]}}' \
+    "Metaspace: unknown prepend_scheme" "prepend_scheme must be always, first or never"
+uni 7 '{"pre_tokenizer": {"type": "BertPreTokenizer"}, "model": {"type": "Unigram", "unk_id": 0, "vocab": [["a", -1.0]]}}' \
+    "Unigram: unsupported pre-tokenizer named" "pre_tokenizer 'BertPreTokenizer' is not supported"
+uni 8 '{"model": {"type": "BPE", "unk_token": "<unk>", "byte_fallback": true, "vocab": {"a": 0, "b": 1}, "merges": []}}' \
+    "SentencePiece BPE: unk_token not in the vocabulary" "unk_token '<unk>' is not in the vocabulary"
+uni 9 '{"normalizer": {"type": "Replace", "pattern": {"String": ""}, "content": "x"}, "model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}}' \
+    "normalizer Replace with an empty pattern" "Replace: needs a non-empty pattern"
+uni 10 '{"model": {"type": "BPE", "vocab": {"a": 0, "b": 1}, "merges": ["a c"]}}' \
+    "SentencePiece BPE: merge of a symbol not in the vocabulary" "merges\[0\]: symbol 'c' is not in the vocabulary"
+uni 12 '{"model": {"type": "Unigram", "vocab": []}}' \
+    "Unigram: empty vocabulary" "model.vocab is not an array of 1 to 2\^24"
+uni 11 '{"model": {"type": "BPE", "vocab": {"a": 0, "b": 99999999}, "merges": []}}' \
+    "SentencePiece BPE: id out of range" "id is not an integer in \[0, 2\^26\)"
+true
