@@ -347,8 +347,9 @@ static void scratch_free(void *v) {
 
 /* ---------------------------------------------------------------- tok_ops */
 
-/* SentencePiece pieces: <0xNN> is the byte, "▁" a space (dropped at the start of the text when
- * the decoder strips it: the dummy prefix). */
+/* SentencePiece pieces: <0xNN> is the byte, "▁" a space; right after BOS the leading one is
+ * the dummy prefix, dropped when the decoder strips it (a piece decoded alone keeps it, as in
+ * llama2.c's decode). */
 static int spm_decode_piece(const bpe *b, const tok *t, int32_t prev, int32_t id, char *buf, int cap) {
     for (int c = 0; c < 256; c++)
         if (b->spm_byte[c] == id) { buf[0] = (char)c; return 1; }
@@ -356,7 +357,7 @@ static int spm_decode_piece(const bpe *b, const tok *t, int32_t prev, int32_t id
     size_t n = b->plen[id], o = 0;
     for (size_t i = 0; i < n && o < (size_t)cap;) {
         if (i + 3 <= n && !memcmp(p + i, "\xe2\x96\x81", 3)) {
-            if (!(o == 0 && i == 0 && b->strip_first && (prev < 0 || prev == t->bos))) buf[o++] = ' ';
+            if (!(o == 0 && i == 0 && b->strip_first && prev >= 0 && prev == t->bos)) buf[o++] = ' ';
             i += 3;
         } else {
             buf[o++] = p[i++];

@@ -132,7 +132,7 @@ static int uni_decode_piece(const tok *t, int32_t prev, int32_t id, char *buf, i
     size_t n = u->len[id], o = 0;
     for (size_t i = 0; i < n && o < (size_t)cap;) {
         if (i + u->ms.replen <= n && u->ms.replen && !memcmp(p + i, u->ms.rep, u->ms.replen)) {
-            if (!(o == 0 && i == 0 && u->strip_first && (prev < 0 || prev == t->bos))) buf[o++] = ' ';
+            if (!(o == 0 && i == 0 && u->strip_first && prev >= 0 && prev == t->bos)) buf[o++] = ' ';
             i += u->ms.replen;
         } else {
             buf[o++] = p[i++];

@@ -1,15 +1,18 @@
-/* Every tokenizer file format, chosen by the first byte: tokenizer.json, vocab.txt, a tiktoken
- * tokenizer.model, or vocab.json + merges.txt (the rest split at the first NUL). Then a fixed text
+/* Every tokenizer file format, chosen by the first byte: tokenizer.json (byte-level BPE,
+ * SentencePiece-style BPE, WordPiece, Unigram), vocab.txt, a tokenizer.model (tiktoken text, or a
+ * SentencePiece protobuf when it starts with byte 0x0A), or vocab.json + merges.txt (the rest
+ * split at the first NUL). Then a fixed text
  * with added-token, byte-fallback and non-ASCII cases is encoded and decoded again. */
 #include "fuzz.h"
 #include "tok.h"
 
-static const char *const FAMILIES[] = {"gpt2", "gpt_neox", "llama", "qwen2", "bert"};
-static const char TEXT[] = "In the beginning God created\n\t the heaven <|endoftext|> [CLS] caf\xc3\xa9 \xe4\xb8\xad  x";
+static const char *const FAMILIES[] = {"gpt2", "gpt_neox", "llama", "qwen2", "bert", "spm"};
+static const char TEXT[] = "In the beginning God created\n\t the heaven <|endoftext|> [CLS] <s> caf\xc3\xa9 \xe4\xb8\xad  x"
+                           "\xef\xac\x81 e\xcc\x81 \xe2\x96\x81\xe2\x96\x81 \xf0\x9f\x98\x8a";
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size < 1) return 0;
-    const char *family = FAMILIES[(data[0] >> 2) % 5];
+    const char *family = FAMILIES[(data[0] >> 2) % 6];
     int kind = data[0] & 3;
     data++, size--;
     char path[160];

@@ -27,7 +27,35 @@ merges = [" ".join(x) if isinstance(x, list) else x for x in m.get("merges", [])
 with open(out + "/fuzz_tokenizer/vocab-merges", "wb") as f:
     f.write(bytes([3]) + json.dumps(m["vocab"]).encode() + b"\0" + ("#version: 0.2\n" + "\n".join(merges) + "\n").encode())
 PY
-rm -f "$out/vocab400.txt" "$out/tik600"
+# SentencePiece: Mistral's tokenizer.model (protobuf), and small Unigram / SentencePiece-BPE
+# tokenizer.json files (family byte 5 = spm) with a T5 subset written back as a protobuf too
+tk 22 mistral-model pipelines/data/tokenizers/mistral/tokenizer.model
+${PYTHON:-/usr/bin/python3} - "$out" pipelines/data/tokenizers/t5-small/tokenizer.json <<'PY'
+import json, sys
+out, src = sys.argv[1:]
+t5 = json.load(open(src))
+t5["model"]["vocab"] = t5["model"]["vocab"][:400]
+t5["added_tokens"] = [a for a in t5["added_tokens"] if a["id"] < 400]
+json.dump(t5, open(out + "/t5-400.json", "w"))
+vocab = {"<unk>": 0, "<s>": 1, "</s>": 2}
+vocab.update({"<0x%02X>" % b: 3 + b for b in range(256)})
+for p in ["\u2581", "a", "b", "\u2581a", "ab", "\u2581ab"]:
+    vocab[p] = len(vocab)
+added = [{"id": i, "content": c, "single_word": False, "lstrip": False, "rstrip": False,
+          "normalized": False, "special": True} for c, i in list(vocab.items())[:3]]
+bpe = {"added_tokens": added,
+       "normalizer": {"type": "Sequence", "normalizers": [{"type": "Prepend", "prepend": "\u2581"},
+                      {"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"}]},
+       "pre_tokenizer": None,
+       "decoder": {"type": "Sequence", "decoders": [{"type": "Strip", "content": " ", "start": 1, "stop": 0}]},
+       "model": {"type": "BPE", "unk_token": "<unk>", "fuse_unk": True, "byte_fallback": True,
+                 "vocab": vocab, "merges": ["\u2581 a", "a b", "\u2581a b"]}}
+with open(out + "/fuzz_tokenizer/spm-bpe-json", "wb") as f:
+    f.write(bytes([20]) + json.dumps(bpe, ensure_ascii=False).encode())
+PY
+tk 20 t5-unigram-json "$out/t5-400.json"
+${PYTHON:-/usr/bin/python3} tests/ref/spm_ref.py tomodel "$out/t5-400.json" "$out/t5-400.model" && tk 22 t5-unigram-model "$out/t5-400.model"
+rm -f "$out/vocab400.txt" "$out/tik600" "$out/t5-400.json" "$out/t5-400.model"
 cp configs/*.conf "$out/fuzz_recipe/"
 printf '\000# ids\n1 2 3 4\n5 6 7 8\n' > "$out/fuzz_ids_mask/ids-causal"
 printf '\001 1 2 3\n4 5\n' > "$out/fuzz_ids_mask/ids-padded"

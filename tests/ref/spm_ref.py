@@ -139,7 +139,7 @@ def cmd_tomodel(args):
     with open(src, encoding='utf-8') as f:
         tj = json.load(f)
     m = tj['model']
-    assert m['type'] == 'Unigram'
+    assert m.get('type', 'Unigram') == 'Unigram'
     norm = tj['normalizer']
     steps = norm['normalizers'] if norm.get('type') == 'Sequence' else [norm]
     charsmap = next(base64.b64decode(s['precompiled_charsmap']) for s in steps if s['type'] == 'Precompiled')

@@ -142,6 +142,56 @@ static void test_bert(void) {
     free(ids);
     tok_free(t);
 }
+/* SentencePiece pieces decode after BOS: the dummy prefix goes, "▁" is a space, <0xNN> a byte. */
+static int spm_round_trip(const tok *t, const char *text, size_t len) {
+    int32_t *ids;
+    int n = tok_encode(t, text, len, &ids);
+    if (n < 0) return 0;
+    char *out = xmalloc(len * 2 + 64), piece[512];
+    size_t o = 0;
+    for (int i = 0; i < n; i++) {
+        int k = tok_decode_piece(t, i ? ids[i - 1] : tok_bos(t), ids[i], piece, (int)sizeof piece);
+        if (o + (size_t)k > len * 2 + 64) break;
+        memcpy(out + o, piece, (size_t)k);
+        o += (size_t)k;
+    }
+    int same = o == len && memcmp(out, text, len) == 0;
+    free(out);
+    free(ids);
+    return same;
+}
+
+static void test_spm(void) {
+    char err[512] = "", piece[64];
+    tok *t = tok_load(TK "mistral/tokenizer.model", NULL, err, sizeof err);
+    CHECK("mistral tokenizer.model loads", t != NULL);
+    if (!t) { printf("# %s\n", err); return; }
+    size_t len;
+    char *kjv = slurp("tests/golden/tok/kjv200.txt", &len);
+    CHECK("mistral decode round trip of kjv200 (after BOS)", kjv && spm_round_trip(t, kjv, strlen(kjv)));
+    CHECK("mistral vocab 32000, bos 1, eos 2, <unk> 0", tok_vocab_size(t) == 32000 && tok_bos(t) == 1 &&
+          tok_eos(t) == 2 && tok_id(t, "<unk>") == 0);
+    int k = tok_decode_piece(t, -1, tok_id(t, "\xe2\x96\x81world"), piece, (int)sizeof piece);
+    CHECK("mistral '▁world' decoded alone is ' world'", k == 6 && !memcmp(piece, " world", 6));
+    k = tok_decode_piece(t, 1, tok_id(t, "\xe2\x96\x81world"), piece, (int)sizeof piece);
+    CHECK("mistral '▁world' right after BOS is 'world'", k == 5 && !memcmp(piece, "world", 5));
+    k = tok_decode_piece(t, -1, tok_id(t, "<0x0A>"), piece, (int)sizeof piece);
+    CHECK("mistral <0x0A> decodes to a newline byte", k == 1 && piece[0] == '\n');
+    tok_free(t);
+    t = tok_load(TK "t5-small", NULL, err, sizeof err);
+    CHECK("t5-small tokenizer.json (Unigram) loads", t != NULL);
+    if (t) {
+        int32_t *ids;
+        int n = tok_encode(t, "Hello world", 11, &ids);
+        char out[64];
+        size_t o = 0;
+        for (int i = 0; i < n; i++) o += (size_t)tok_decode_piece(t, i ? ids[i - 1] : -1, ids[i], out + o, 32);
+        CHECK("t5 decode of 'Hello world' is ' Hello world'", o == 12 && !memcmp(out, " Hello world", 12));
+        free(ids);
+        tok_free(t);
+    }
+    free(kjv);
+}
 
 static void test_errors(void) {
     char err[512] = "";
@@ -161,6 +211,7 @@ int main(void) {
     test_gpt2();
     test_round_trips();
     test_bert();
+    test_spm();
     test_errors();
     return failures ? 1 : 0;
 }
