@@ -17,11 +17,15 @@ static void usage(void) {
            "newline that ends a line is not encoded). The first output line is '# ' and the\n"
            "provenance JSON (program, version, inputs with sha256, options).\n\n"
            "  -t, --tokenizer PATH  a model directory (tokenizer.json, else vocab.json+merges.txt,\n"
-           "                        else vocab.txt, else a tiktoken tokenizer.model), or one of\n"
-           "                        those files, or a GGUF / llama2.c tok*.bin (required)\n"
-           "  -f, --family F        gpt2 | gpt_neox | llama | qwen2 | bert | byte: selects the\n"
-           "                        pre-tokenizer and special tokens where the files leave them\n"
-           "                        open (default: config.json beside the files, else detected)\n"
+           "                        else vocab.txt, else a tokenizer.model: SentencePiece or\n"
+           "                        tiktoken), or one of those files, or a GGUF / llama2.c\n"
+           "                        tok*.bin (required). tokenizer.json: byte-level or\n"
+           "                        SentencePiece-style BPE, WordPiece, Unigram\n"
+           "  -f, --family F        gpt2 | gpt_neox | llama | qwen2 | bert | byte | spm, or a\n"
+           "                        config.json model_type (mistral, gemma, phi, opt, ...):\n"
+           "                        selects the pre-tokenizer and special tokens where the\n"
+           "                        files leave them open (default: config.json beside the\n"
+           "                        files, else detected)\n"
            "  -b, --bos             add the start token: BOS (GPT-2/NeoX <|endoftext|>, Llama-3\n"
            "                        <|begin_of_text|>, attncoda byte <|bos|>); BERT: [CLS] ... [SEP]\n"
            "  -w, --whole           encode the whole input as one text, newlines included\n"
@@ -32,7 +36,8 @@ static void usage(void) {
            "Special-token strings in the text (<|endoftext|>, [MASK], ...) become their ids.\n"
            "Invalid UTF-8 input is an error (exit 1) naming the line and byte offset.\n"
            "Memory: the tokenizer tables (about 30 MB for GPT-2, NeoX or BERT, 45 MB for Llama-3,\n"
-           "70 MB for Qwen2), the whole input, and about 12 bytes per output token.\n",
+           "70 MB for Qwen2, 10-20 MB for SentencePiece and Unigram vocabularies of 32k pieces),\n"
+           "the whole input, and about 12 bytes per output token.\n",
            cli_prog());
 }
 
