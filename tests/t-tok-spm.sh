@@ -122,6 +122,34 @@ for f in mistral gemma gemma2 xlm-roberta t5 spm; do
     vec "family name '$f' is accepted" "22557 1526" $TK/mistral/tokenizer.model -f $f "Hello world"
 done
 
+# --- extract --text picks these tokenizers from a model directory by its model_type (tiny random
+# checkpoints of the real vocabulary size, tests/ref/make_tiny_more.py): Mistral and Gemma with a
+# SentencePiece tokenizer.model get BOS first; XLM-R with a Unigram tokenizer.json (T5's, as a
+# stand-in: no XLM-R tokenizer file is carried) <s> … </s>, taken from the tokenizer where it has
+# them (T5's </s> = 1) and else from config.json (bos_token_id 0)
+echo "In the beginning God created the heaven and the earth." >"$T/verse.txt"
+for spec in mistral:$TK/mistral/tokenizer.model:32000:1:- gemma:$TK/mistral/tokenizer.model:32000:1:- \
+            xlm-roberta:$TK/t5-small/tokenizer.json:32100:0:1; do
+    IFS=: read -r fam tkf V lead trail <<<"$spec"
+    if ! "$PYTHON" tests/ref/make_tiny_more.py "$fam" "$T/x-$fam" --vocab "$V" >/dev/null 2>&1; then
+        fail "extract --text $fam: make_tiny_more.py failed"; continue
+    fi
+    cp "$tkf" "$T/x-$fam/"
+    "$BIN/tokenize" -t "$tkf" --no-header "$T/verse.txt" >"$T/x-$fam.ids"
+    if ! "$BIN/extract" --model "$T/x-$fam" --text "$T/verse.txt" -S 1 -T 8 --sequential "$T/x-$fam.h5" 2>"$T/x-$fam.err"; then
+        fail "extract --text $fam: $(head -c 300 "$T/x-$fam.err")"; continue
+    fi
+    last=""; [ "$trail" != - ] && last=", $trail last"
+    check "extract --text $fam ($(basename "$tkf")): $lead first$last, the tokenizer's ids between" "$PYTHON" -c "
+import h5py, sys
+t = h5py.File(sys.argv[1], 'r')['tokens'][0].tolist()
+ids = [int(x) for x in open(sys.argv[2]).read().split()]
+lead, trail = int(sys.argv[3]), sys.argv[4]
+body = t[1:-1] if trail != '-' else t[1:]
+assert t[0] == lead and body == ids[:len(body)] and len(body) > 4, (t, ids)
+assert trail == '-' or t[-1] == int(trail), t" "$T/x-$fam.h5" "$T/x-$fam.ids" "$lead" "$trail"
+done
+
 # --- bad input: one line, exit 1, no output
 tokerr() { expect_error "$1" 1 "$2" "$T/o.ids" "$BIN/tokenize" -t "$3" -o "$T/o.ids" "$G/kjv200.txt"; }
 head -c 1000 $TK/mistral/tokenizer.model >"$T/trunc.model"
