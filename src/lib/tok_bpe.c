@@ -41,6 +41,8 @@ typedef struct {
     int spm, fuse_unk, strip_first, byte_fallback;
     int32_t unk, spm_byte[256];
     tok_metaspace ms;
+    char *split_after;            /* Split(String, MergedWithPrevious): cut after each occurrence */
+    size_t split_len;
     int32_t byte_id[256];
     tok_map vocab;                /* raw bytes → id (BPE vocabulary, without added tokens) */
     pairmap pairs;
@@ -297,6 +299,17 @@ static void bpe_segment(const tok *t, const char *s, size_t len, int at_start, t
         tok_metaspace_split(&b->ms, s, len, at_start, spm_word_cb, &c);
         return;
     }
+    if (b->split_after) {
+        size_t from = 0;
+        for (size_t i = 0; i + b->split_len <= len;) {
+            if (memcmp(s + i, b->split_after, b->split_len)) { i++; continue; }
+            i += b->split_len;
+            bpe_word(b, sc, s + from, i - from, out);
+            from = i;
+        }
+        bpe_word(b, sc, s + from, len - from, out);
+        return;
+    }
     if (b->add_prefix_space && len > 0 && s[0] != ' ') {
         tmp = xmalloc(len + 1);
         tmp[0] = ' ';
@@ -398,6 +411,7 @@ static void bpe_destroy(bpe *b) {
     free(b->piece);
     free(b->plen);
     tok_norm_free(&b->c.norm);
+    free(b->split_after);
     tok_added_free(&b->c.added);
     free(b);
 }
@@ -758,6 +772,14 @@ static tok *spm_from_json(bpe *b, json_t *root, const char *path, char *err, siz
     return finish(b, "spm");
 }
 
+static int is_split_after(json_t *p) {
+    json_t *lit = json_object_get(json_object_get(p, "pattern"), "String");
+    const char *type = json_string_value(json_object_get(p, "type"));
+    const char *beh = json_string_value(json_object_get(p, "behavior"));
+    return type && !strcmp(type, "Split") && json_is_string(lit) && json_string_length(lit) > 0 && beh &&
+           !strcmp(beh, "MergedWithPrevious") && !json_is_true(json_object_get(p, "invert"));
+}
+
 tok *tok_bpe_from_json(json_t *root, const char *path, const char *family, char *err, size_t errlen) {
     bpe *b = bpe_new();
     json_t *m = json_object_get(root, "model"), *pt = json_object_get(root, "pre_tokenizer");
@@ -765,6 +787,13 @@ tok *tok_bpe_from_json(json_t *root, const char *path, const char *family, char 
     int bytelevel = 0, ms = tok_metaspace_from_json(&b->ms, pt, err, errlen);
     if (ms < 0) return fail_path(b, path, err, errlen);
     if (ms == 1 || !pt || json_is_null(pt)) return spm_from_json(b, root, path, err, errlen);
+    if (is_split_after(pt)) {        /* Gemma: Split(" ", MergedWithPrevious) */
+        json_t *lit = json_object_get(json_object_get(pt, "pattern"), "String");
+        b->split_len = json_string_length(lit);
+        b->split_after = xmalloc(b->split_len + 1);
+        memcpy(b->split_after, json_string_value(lit), b->split_len + 1);
+        return spm_from_json(b, root, path, err, errlen);
+    }
     if (parse_pretok(b, pt, &re_src, &bytelevel, err, errlen) ||
         tok_norm_from_json(&b->c.norm, json_object_get(root, "normalizer"), err, errlen))
         return fail_path(b, path, err, errlen);

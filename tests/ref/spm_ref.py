@@ -11,7 +11,8 @@
       of a piece into two pieces, ordered by the piece's score, highest first). STYLE:
         llama  normaliser Prepend("▁") + Replace(" " → "▁"), no pre-tokenizer (Llama-2, Mistral)
         first  Metaspace(prepend_scheme "first", split false), no normaliser (newer files)
-        gemma  Replace(" " → "▁") only, no dummy prefix, decoder without Strip (Gemma)
+        gemma  Replace(" " → "▁") only, no dummy prefix, Split(" ", MergedWithPrevious) as
+               transformers' Gemma converter writes it, decoder without Strip (Gemma)
       HF tokenizers itself is then the reference on that file.
   tomodel JSON OUT               a Unigram tokenizer.json (T5) written back as a SentencePiece
       ModelProto (protobuf wire format encoded by hand here), for reading by attncoda.
@@ -97,6 +98,7 @@ def cmd_tojson(args):
         dec.append(strip)
     elif style == 'gemma':
         norm = rep
+        pre = {'type': 'Split', 'pattern': {'String': ' '}, 'behavior': 'MergedWithPrevious', 'invert': False}
     else:
         sys.exit(f'spm_ref.py: unknown style {style}')
     unk = next((pieces[i] for i in range(n) if sp.IsUnknown(i)), None)
