@@ -126,15 +126,18 @@ done
 # checkpoints of the real vocabulary size, tests/ref/make_tiny_more.py): Mistral and Gemma with a
 # SentencePiece tokenizer.model get BOS first; XLM-R with a Unigram tokenizer.json (T5's, as a
 # stand-in: no XLM-R tokenizer file is carried) <s> … </s>, taken from the tokenizer where it has
-# them (T5's </s> = 1) and else from config.json (bos_token_id 0)
+# them (T5's </s> = 1) and else from config.json (bos_token_id 0); phi <|endoftext|> first, OPT
+# its </s> (2), RoBERTa <s> … </s> (0, 2), all from the files the repository carries
 echo "In the beginning God created the heaven and the earth." >"$T/verse.txt"
 for spec in mistral:$TK/mistral/tokenizer.model:32000:1:- gemma:$TK/mistral/tokenizer.model:32000:1:- \
-            xlm-roberta:$TK/t5-small/tokenizer.json:32100:0:1; do
+            xlm-roberta:$TK/t5-small/tokenizer.json:32100:0:1 phi:$TK/phi-2/tokenizer.json:51200:50256:- \
+            opt:$T/opt:50272:2:- roberta:$TK/roberta-base:50265:0:2; do
     IFS=: read -r fam tkf V lead trail <<<"$spec"
     if ! "$PYTHON" tests/ref/make_tiny_more.py "$fam" "$T/x-$fam" --vocab "$V" >/dev/null 2>&1; then
         fail "extract --text $fam: make_tiny_more.py failed"; continue
     fi
-    cp "$tkf" "$T/x-$fam/"
+    if [ -d "$tkf" ]; then find "$tkf" -maxdepth 1 -type f ! -name config.json -exec cp {} "$T/x-$fam/" \;
+    else cp "$tkf" "$T/x-$fam/"; fi
     "$BIN/tokenize" -t "$tkf" --no-header "$T/verse.txt" >"$T/x-$fam.ids"
     if ! "$BIN/extract" --model "$T/x-$fam" --text "$T/verse.txt" -S 1 -T 8 --sequential "$T/x-$fam.h5" 2>"$T/x-$fam.err"; then
         fail "extract --text $fam: $(head -c 300 "$T/x-$fam.err")"; continue
