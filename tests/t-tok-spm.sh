@@ -8,9 +8,11 @@
 #   spm        Google's SentencePiece library (Debian python3-sentencepiece) on the
 #              tokenizer.model, special pieces typed in the text split off first as HF does
 #              (tests/ref/spm_ref.py).
-# Some tokenizers are made here: three tokenizer.json spellings of Mistral's model (Llama-2's
-# legacy normaliser; Metaspace with prepend_scheme "first"; Gemma's, without the dummy prefix),
-# written by spm_ref.py from the model's pieces and scores, for HF tokenizers to run; Flan-T5's
+# Some tokenizers are made here: six tokenizer.json spellings of Mistral's model (Llama-2's
+# legacy normaliser; Metaspace with prepend_scheme "first"; Gemma's, without the dummy prefix;
+# Metaspace "always" with split; no byte fallback, so unknown characters become fused <unk>; the
+# pieces and scores as a Unigram model with byte fallback), written by spm_ref.py from the
+# model's pieces and scores, for HF tokenizers to run; Flan-T5's
 # Unigram tokenizer.json written back as a tokenizer.model (protobuf) for our reader, checked
 # against HF tokenizers on the tokenizer.json; an OPT directory (RoBERTa's vocabulary, which is
 # OPT's, with OPT's special tokens: </s> is its BOS). Without node or python3-sentencepiece the
@@ -45,7 +47,7 @@ mkdir -p "$T/t5m" "$T/opt"
 cp "$TK/roberta-base/vocab.json" "$TK/roberta-base/merges.txt" "$T/opt/"
 echo '{"model_type": "opt"}' >"$T/opt/config.json"
 echo '{"bos_token": "</s>", "eos_token": "</s>", "unk_token": "</s>", "pad_token": "<pad>"}' >"$T/opt/tokenizer_config.json"
-for st in llama first gemma; do
+for st in llama first gemma split nofallback unigram; do
     mkdir -p "$T/mj-$st"
     [ $spm_ok = 1 ] && "$PYTHON" tests/ref/spm_ref.py tojson "$TK/mistral/tokenizer.model" "$T/mj-$st/tokenizer.json" $st
 done
@@ -55,6 +57,9 @@ CASES="mistral spm $TK/mistral/tokenizer.model $TK/mistral/tokenizer.model
 mistral-json-llama hf $T/mj-llama/tokenizer.json $T/mj-llama
 mistral-json-first hf $T/mj-first/tokenizer.json $T/mj-first/tokenizer.json
 mistral-json-gemma hf $T/mj-gemma/tokenizer.json $T/mj-gemma
+mistral-json-split hf $T/mj-split/tokenizer.json $T/mj-split
+mistral-json-nofallback hf $T/mj-nofallback/tokenizer.json $T/mj-nofallback
+mistral-json-unigram hf $T/mj-unigram/tokenizer.json $T/mj-unigram
 t5-small hf $TK/t5-small/tokenizer.json $TK/t5-small
 flan-t5 hf $TK/flan-t5-large/tokenizer.json $TK/flan-t5-large
 flan-t5 hf $TK/flan-t5-large/tokenizer.json $T/t5m/tokenizer.model

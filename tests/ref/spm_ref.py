@@ -11,6 +11,9 @@
       of a piece into two pieces, ordered by the piece's score, highest first). STYLE:
         llama  normaliser Prepend("▁") + Replace(" " → "▁"), no pre-tokenizer (Llama-2, Mistral)
         first  Metaspace(prepend_scheme "first", split false), no normaliser (newer files)
+        split  Metaspace(prepend_scheme "always", split true), no normaliser
+        nofallback  llama without byte_fallback: unknown characters become <unk>, runs fused
+        unigram  the same pieces and scores as a Unigram model with byte_fallback, Metaspace
         gemma  Replace(" " → "▁") only, no dummy prefix, Split(" ", MergedWithPrevious) as
                transformers' Gemma converter writes it, decoder without Strip (Gemma)
       HF tokenizers itself is then the reference on that file.
@@ -96,6 +99,16 @@ def cmd_tojson(args):
         norm = None
         pre = {'type': 'Metaspace', 'replacement': '\u2581', 'prepend_scheme': 'first', 'split': False}
         dec.append(strip)
+    elif style == 'split':
+        norm = None
+        pre = {'type': 'Metaspace', 'replacement': '\u2581', 'prepend_scheme': 'always', 'split': True}
+        dec.append(strip)
+    elif style == 'nofallback':
+        norm = {'type': 'Sequence', 'normalizers': [{'type': 'Prepend', 'prepend': '\u2581'}, rep]}
+        dec.append(strip)
+    elif style == 'unigram':
+        norm = None
+        pre = {'type': 'Metaspace', 'replacement': '\u2581', 'prepend_scheme': 'always', 'split': True}
     elif style == 'gemma':
         norm = rep
         pre = {'type': 'Split', 'pattern': {'String': ' '}, 'behavior': 'MergedWithPrevious', 'invert': False}
@@ -108,6 +121,11 @@ def cmd_tojson(args):
           'model': {'type': 'BPE', 'dropout': None, 'unk_token': unk, 'continuing_subword_prefix': None,
                     'end_of_word_suffix': None, 'fuse_unk': True, 'byte_fallback': True,
                     'ignore_merges': False, 'vocab': vocab, 'merges': [list(m[1]) for m in merges]}}
+    if style == 'nofallback':
+        tj['model']['byte_fallback'] = False
+    if style == 'unigram':
+        tj['model'] = {'type': 'Unigram', 'unk_id': next(i for i in range(n) if sp.IsUnknown(i)),
+                       'byte_fallback': True, 'vocab': [[p, sp.GetScore(i)] for i, p in enumerate(pieces)]}
     with open(out, 'w', encoding='utf-8') as f:
         json.dump(tj, f, ensure_ascii=False)
 
