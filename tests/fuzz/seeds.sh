@@ -52,6 +52,18 @@ bpe = {"added_tokens": added,
                  "vocab": vocab, "merges": ["\u2581 a", "a b", "\u2581a b"]}}
 with open(out + "/fuzz_tokenizer/spm-bpe-json", "wb") as f:
     f.write(bytes([20]) + json.dumps(bpe, ensure_ascii=False).encode())
+# the same pieces as a small SentencePiece BPE tokenizer.model (protobuf), byte fallback on
+import struct
+sys.path.insert(0, "tests/ref")
+from spm_ref import field
+types = {0: 2, 1: 3, 2: 3}
+body = b""
+for p, i in vocab.items():
+    kind = types.get(i, 6 if p.startswith("<0x") else 1)
+    body += field(1, 2, field(1, 2, p.encode()) + field(2, 5, struct.pack("<f", -float(i))) + field(3, 0, kind))
+body += field(2, 2, field(3, 0, 2) + field(35, 0, 1)) + field(3, 2, field(3, 0, 1))
+with open(out + "/fuzz_tokenizer/spm-bpe-model", "wb") as f:
+    f.write(bytes([22]) + body)
 PY
 tk 20 t5-unigram-json "$out/t5-400.json"
 ${PYTHON:-/usr/bin/python3} tests/ref/spm_ref.py tomodel "$out/t5-400.json" "$out/t5-400.model" && tk 22 t5-unigram-model "$out/t5-400.model"
