@@ -58,6 +58,8 @@ static void usage(void) {
         "                        absent). One sequence per image, T = 1 + (image/patch)^2, CLS = 0\n"
         "      --predictions FILE TSV of each image's top-5 classes (id2label) and probabilities:\n"
         "                        '# ' provenance, header image rank class label probability\n"
+        "      --pixels FILE     HDF5 dataset 'pixel_values' float32 [S,3,H*W], the preprocessed\n"
+        "                        model input of each image (validation)\n"
         "Outputs:\n"
         "      --layers LIST     layers to write, e.g. 0,2,5-7 (all); recorded as 'layer_index'\n"
         "      --heads LIST      heads to write (all); recorded as 'head_index'\n"
@@ -88,13 +90,13 @@ static void usage(void) {
 }
 
 typedef struct {
-    const char *model, *tokenizer, *text, *ids, *layers, *heads, *nll, *logits, *mask, *out, *images, *predictions;
+    const char *model, *tokenizer, *text, *ids, *layers, *heads, *nll, *logits, *mask, *out, *images, *predictions, *pixels;
     int S, T, sink, sequential, no_bos, no_attention, threads, batch, deflate, info;
     long long seed;
 } opts;
 
 enum { O_MODEL = 256, O_TOK, O_TEXT, O_IDS, O_SEED, O_SEQ, O_NOBOS, O_LAYERS, O_HEADS, O_SINK, O_NLL,
-       O_LOGITS, O_MASK, O_NOATT, O_THREADS, O_BATCH, O_DEFLATE, O_INFO, O_IMAGES, O_PRED };
+       O_LOGITS, O_MASK, O_NOATT, O_THREADS, O_BATCH, O_DEFLATE, O_INFO, O_IMAGES, O_PRED, O_PIXELS };
 
 static void parse_args(int argc, char **argv, opts *o) {
     static const struct option lo[] = {
@@ -103,7 +105,7 @@ static void parse_args(int argc, char **argv, opts *o) {
         {"no-bos", 0, 0, O_NOBOS}, {"layers", 1, 0, O_LAYERS}, {"heads", 1, 0, O_HEADS}, {"sink", 1, 0, O_SINK},
         {"nll", 1, 0, O_NLL}, {"logits", 1, 0, O_LOGITS}, {"mask", 1, 0, O_MASK},
         {"no-attention", 0, 0, O_NOATT}, {"threads", 1, 0, O_THREADS}, {"batch", 1, 0, O_BATCH}, {"deflate", 1, 0, O_DEFLATE}, {"info", 0, 0, O_INFO},
-        {"images", 1, 0, O_IMAGES}, {"predictions", 1, 0, O_PRED}, {"help", 0, 0, 'h'},
+        {"images", 1, 0, O_IMAGES}, {"predictions", 1, 0, O_PRED}, {"pixels", 1, 0, O_PIXELS}, {"help", 0, 0, 'h'},
         {"version", 0, 0, 'V'}, {0, 0, 0, 0}};
     *o = (opts){.S = 64, .T = 128, .seed = 1, .batch = 4, .deflate = 1};
     int c;
@@ -131,6 +133,7 @@ static void parse_args(int argc, char **argv, opts *o) {
         case O_INFO: o->info = 1; break;
         case O_IMAGES: o->images = optarg; break;
         case O_PRED: o->predictions = optarg; break;
+        case O_PIXELS: o->pixels = optarg; break;
         case 'h': usage(); exit(0);
         case 'V': cli_print_version(); exit(0);
         default: die_usage("unknown or incomplete option (see --help)");
@@ -143,9 +146,9 @@ static void parse_args(int argc, char **argv, opts *o) {
     }
     if (!!o->text + !!o->ids + !!o->images != 1) die_usage("give exactly one of --text, --ids and --images (see --help)");
     if (o->images && o->nll) die_usage("--nll is for language models, not with --images");
-    if (!o->images && o->predictions) die_usage("--predictions needs --images");
-    if (o->images && o->no_attention && !o->predictions && !o->logits)
-        die_usage("--images with --no-attention needs --predictions or --logits");
+    if (!o->images && (o->predictions || o->pixels)) die_usage("--predictions and --pixels need --images");
+    if (o->images && o->no_attention && !o->predictions && !o->logits && !o->pixels)
+        die_usage("--images with --no-attention needs --predictions, --logits or --pixels");
     if (o->no_attention) {
         if (optind < argc) die_usage("--no-attention takes no OUTPUT");
     } else {
@@ -449,15 +452,15 @@ typedef struct {
     const char *path;
 } logits_out;
 
-static void logits_open(logits_out *lo, const char *path, int S, int T, int V, const char *provjs) {
+static void logits_open(logits_out *lo, const char *path, const char *name, int S, int T, int V, const char *provjs) {
     lo->path = path;
     lo->f = h5io_create(path);
     h5io_attr_str(lo->f, "/", "provenance", provjs);
     hsize_t dims[3] = {(hsize_t)S, (hsize_t)T, (hsize_t)V};
     hid_t sp = H5Screate_simple(3, dims, NULL);
-    lo->dset = H5Dcreate2(lo->f, "logits", H5T_IEEE_F32LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    lo->dset = H5Dcreate2(lo->f, name, H5T_IEEE_F32LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     H5Sclose(sp);
-    if (lo->dset < 0) die_data(path, "cannot create dataset 'logits'");
+    if (lo->dset < 0) die_data(path, "cannot create dataset '%s'", name);
 }
 
 static void logits_write(logits_out *lo, int s, int T, int V, const float *x) {
@@ -467,7 +470,7 @@ static void logits_write(logits_out *lo, int s, int T, int V, const float *x) {
     herr_t e = H5Dwrite(lo->dset, H5T_NATIVE_FLOAT, ms, fs, H5P_DEFAULT, x);
     H5Sclose(ms);
     H5Sclose(fs);
-    if (e < 0) die_data(lo->path, "cannot write logits of sequence %d", s);
+    if (e < 0) die_data(lo->path, "cannot write sequence %d", s);
 }
 
 /* NLL of every predicted token of one sequence (both positions valid), appended to rows. */
@@ -525,7 +528,7 @@ typedef struct {
     int *li, *hi, nl, nh;        /* selected layers and heads */
     uint8_t *keep;               /* --mask */
     attn_writer *w;
-    logits_out lo;
+    logits_out lo, px;           /* --logits; --pixels (images) */
     float *att, *block, *logits;
     strbuf rows;
     double nll_sum;
@@ -584,7 +587,7 @@ static void open_outputs(run *r, int B) {
         r->att = xmalloc(sizeof(float) * tt * c->n_layer * c->n_head * B);
         if (r->nh != c->n_head) r->block = xmalloc(sizeof(float) * tt * r->nh);
     }
-    if (o->logits) logits_open(&r->lo, o->logits, b->S, b->T, c->vocab, r->provjs);
+    if (o->logits) logits_open(&r->lo, o->logits, "logits", b->S, b->T, c->vocab, r->provjs);
     if (o->nll || o->logits || o->no_attention) r->logits = xmalloc(sizeof(float) * b->T * (size_t)c->vocab * B);
 }
 
@@ -694,6 +697,7 @@ static char *make_image_prov(const opts *o, const model *m, const image_run *ir)
     prov_opt_int(p, "sink", o->sink);
     prov_opt_str(p, "predictions", o->predictions ? o->predictions : "");
     prov_opt_str(p, "logits", o->logits ? o->logits : "");
+    prov_opt_str(p, "pixels", o->pixels ? o->pixels : "");
     prov_opt_str(p, "mask", o->mask ? o->mask : "");
     prov_opt_int(p, "no_attention", o->no_attention);
     prov_opt_int(p, "batch", o->batch);
@@ -758,7 +762,9 @@ static void image_outputs(run *r, const image_run *ir, int B) {
         r->att = xmalloc(sizeof(float) * (size_t)T * T * c->n_layer * c->n_head * B);
         if (r->nh != c->n_head) r->block = xmalloc(sizeof(float) * (size_t)T * T * r->nh);
     }
-    if (o->logits) logits_open(&r->lo, o->logits, ir->n, 1, c->vocab, r->provjs);
+    if (o->logits) logits_open(&r->lo, o->logits, "logits", ir->n, 1, c->vocab, r->provjs);
+    if (o->pixels)
+        logits_open(&r->px, o->pixels, "pixel_values", ir->n, 3, ir->prep.height * ir->prep.width, r->provjs);
     if (o->logits || o->predictions) r->logits = xmalloc(sizeof(float) * (size_t)c->vocab * B);
 }
 
@@ -818,6 +824,7 @@ static void image_batches(run *r, const image_run *ir, int B) {
         for (int k = 0; k < nb; k++) {
             if (r->w) write_blocks(r->w, s0 + k, r->att + per_seq * k, c, T, r->li, r->nl, r->hi, r->nh, r->block);
             if (r->o.logits) logits_write(&r->lo, s0 + k, 1, c->vocab, r->logits + (size_t)c->vocab * k);
+            if (r->o.pixels) logits_write(&r->px, s0 + k, 3, H * W, px + per_img * k);
             if (r->o.predictions) predictions_rows(&r->rows, ir, s0 + k, r->logits + (size_t)c->vocab * k, c->vocab);
         }
         progress_update(&pg, s0 + nb);
@@ -844,6 +851,10 @@ static void run_images(run *r) {
     if (o->logits) {
         H5Dclose(r->lo.dset);
         h5io_finish(r->lo.f, o->logits);
+    }
+    if (o->pixels) {
+        H5Dclose(r->px.dset);
+        h5io_finish(r->px.f, o->pixels);
     }
     if (r->w) {
         h5io_label_attention(attn_writer_file(r->w));

@@ -458,7 +458,10 @@ static int list_dir(const char *dir, char ***paths, int *n, char *err, size_t er
         if (e->d_name[0] == '.') continue;
         if (has_ext(e->d_name, OTHER_EXTS)) {
             char *p = join(dir, e->d_name);
-            rc = fail(err, errlen, p, "%s images are not supported (PNG or JPEG only)", strrchr(e->d_name, '.') + 1);
+            const char *ext = strrchr(e->d_name, '.') + 1;
+            const char *fmt = tolower((unsigned char)ext[0]) == 't' ? "TIFF" : tolower((unsigned char)ext[0]) == 'w' ? "WebP"
+                              : tolower((unsigned char)ext[0]) == 'g' ? "GIF" : "BMP";
+            rc = fail(err, errlen, p, "%s images are not supported (PNG or JPEG only)", fmt);
             free(p);
             break;
         }
@@ -472,6 +475,10 @@ static int list_dir(const char *dir, char ***paths, int *n, char *err, size_t er
 
 static int list_file(const char *path, char ***paths, int *n, char *err, size_t errlen) {
     size_t len;
+    if (has_ext(path, IMAGE_EXTS) || has_ext(path, OTHER_EXTS)) {   /* one image; decoding judges it */
+        push(paths, n, xstrdup(path));
+        return 0;
+    }
     unsigned char *buf = cli_slurp(path, &len);
     if ((len >= 8 && buf[0] == 0x89 && !memcmp(buf + 1, "PNG", 3)) || (len >= 3 && buf[0] == 0xff && buf[1] == 0xd8)) {
         free(buf);
