@@ -7,8 +7,9 @@
 source tests/lib.sh
 MK="$PYTHON tests/ref/make_tiny_vit.py"
 REF="$PYTHON tests/ref/reference_vit.py"
-IMAGES=pipelines/data/images
 SHARED=../shared/data/images
+cp -r pipelines/data/images "$T/images"   # the carried set; the list files go beside a copy
+IMAGES=$T/images
 $PYTHON tests/ref/make_images.py "$IMAGES/chelsea.png" "$T/good" "$T/bad" || fail "make_images.py"
 # LIST DIR: the folder's images in extract's order (byte order of names), as a list file
 list() { (cd "$1" && LC_ALL=C ls | grep -iE '\.(png|jpe?g)$') >"$1/list.txt"; }
