@@ -127,3 +127,33 @@ expect_error "vit usage: --images with a language model" 2 "needs a vit model" "
     "$BIN/extract" --model "$EMBED/models/stories260K/stories260K.bin" --images "$IMAGES" "$T/o.h5"
 expect_error "vit usage: --nll with --images" 2 "not with --images" "$T/o.h5" \
     "$BIN/extract" --model "$T/vit-f32" --images "$IMAGES" --nll "$T/n.tsv" "$T/o.h5"
+
+# the pipeline: configs/vit-base-patch16-224.conf on a random-weight checkpoint in HF_MODELS_DIR,
+# attention → decomposition → distances → pruning orders → top-1 agreement table, through make
+V=vit-base-patch16-224
+unset MAKEFLAGS MFLAGS MAKELEVEL
+check "pipeline: $V skipped with one line when absent" \
+    bash -c "make -s PROFILE=quick HF_MODELS_DIR='$T/none' models-status 2>&1 | grep -c '^skip $V: ' | grep -qx 1"
+$MK "$T/hf/$V"
+if make -s PROFILE=quick HF_MODELS_DIR="$T/hf" R="$T/r" BIN="$BIN" BUILD="$BUILD" \
+        "$T/r/tables/prune-$V.tsv" "$T/r/tables/sinks-$V.tsv" "$T/r/tables/cluster-$V.tsv" >"$T/mk.log" 2>&1; then
+    ok "pipeline: make builds the $V tables from IMAGES_DIR (default pipelines/data/images)"
+else
+    fail "pipeline: make $V tables: $(grep -m3 -E 'rror|\*\*\*' "$T/mk.log" | tr '\n' ' ')"
+fi
+m=$(ls "$T/r/prune/$V/masks/" 2>/dev/null | grep -m1 '^js_keep-')
+"$BIN/extract" --model "$T/hf/$V" --images pipelines/data/images --no-attention --predictions "$T/p0.tsv"
+"$BIN/extract" --model "$T/hf/$V" --images pipelines/data/images --no-attention --predictions "$T/p1.tsv" \
+    --mask "$T/r/prune/$V/masks/$m"
+$PYTHON - "$T/r/tables/prune-$V.tsv" "$T/p0.tsv" "$T/p1.tsv" "${m%.txt}" <<'PY' && ok "pipeline: $V pruning table = top-1 agreement (baseline 1, $m recomputed)" || fail "pipeline: $V pruning table"
+import sys
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
+assert rows[0] == ["model", "metric", "sparsity", "top1_agreement"], rows[0]
+assert rows[1][1:] == ["none", "0", "1"] and all(0 <= float(r[3]) <= 1 for r in rows[1:])
+top = lambda f: [l.split("\t")[2] for l in open(f) if not l.startswith("#") and l.split("\t")[1] == "1"]
+a, b = top(sys.argv[2]), top(sys.argv[3])
+want = sum(x == y for x, y in zip(a, b)) / len(a)
+metric, pct = sys.argv[4].rsplit("-", 1)
+got = [float(r[3]) for r in rows[1:] if r[1] == metric and abs(float(r[2]) - int(pct) / 100) < 1e-9]
+assert len(got) == 1 and abs(got[0] - want) < 1e-6, (got, want)
+PY
