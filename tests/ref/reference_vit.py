@@ -9,6 +9,8 @@ ViTForImageClassification with eager attention (the patch embedding as torch's c
       extract's pixel_values vs Pillow + numpy: largest |diff| <= 0.02, mean |diff| <= 0.002
   reference_vit.py forward MODEL_DIR LIST --attn ATT.h5 [--logits LOGITS.h5] [--mask FILE] --tag NAME
       attention probabilities within 1e-5 absolute, logits within 1e-4 relative
+  reference_vit.py bench MODEL_DIR LIST [--threads N] [--batch B]
+      images/s of the same steps in eager PyTorch (tests/bench/vit.sh)
 LIST holds one image path per line, relative to the list's folder (extract --images LIST).
 """
 import argparse
@@ -83,20 +85,26 @@ def read_mask(path, L, H):
 
 
 def forward(cfg, w, px, head_mask=None):
-    """ViTForImageClassification.forward(pixel_values, head_mask) in float32, eager attention;
-    head_mask multiplies the attention probabilities (modeling_vit.py), the returned
-    attentions are those before the mask."""
+    """One image: attentions [L, H, T, T] and logits [classes] (None without a classifier)."""
+    atts, logits = forward_batch(cfg, w, torch.from_numpy(px)[None], head_mask)
+    return atts[:, 0], None if logits is None else logits[0]
+
+
+def forward_batch(cfg, w, x, head_mask=None):
+    """ViTForImageClassification.forward(pixel_values [B, 3, H, W], head_mask) in float32, eager
+    attention; head_mask multiplies the attention probabilities (modeling_vit.py), the
+    returned attentions [L, B, H, T, T] are those before the mask."""
     pre = "vit." if "vit.embeddings.cls_token" in w else ""
     d = cfg.get("hidden_size", 768)
     nh = cfg.get("num_attention_heads", 12)
     hd = d // nh
     eps = cfg.get("layer_norm_eps", 1e-12)
     P = side(cfg.get("patch_size", 16))
-    x = torch.from_numpy(px)[None]
+    B = x.shape[0]
     e = F.conv2d(x, w[pre + "embeddings.patch_embeddings.projection.weight"],
                  w[pre + "embeddings.patch_embeddings.projection.bias"], stride=P)
     e = e.flatten(2).transpose(1, 2)
-    h = torch.cat([w[pre + "embeddings.cls_token"].expand(1, -1, -1), e], dim=1)
+    h = torch.cat([w[pre + "embeddings.cls_token"].expand(B, -1, -1), e], dim=1)
     h = h + w[pre + "embeddings.position_embeddings"]
     T = h.shape[1]
     atts = []
@@ -107,19 +115,36 @@ def forward(cfg, w, px, head_mask=None):
             return F.linear(t, w[q + name + ".weight"], w.get(q + name + ".bias"))
 
         a = F.layer_norm(h, (d,), w[q + "layernorm_before.weight"], w[q + "layernorm_before.bias"], eps)
-        heads = [lin(f"attention.attention.{n}", a).view(1, T, nh, hd).transpose(1, 2) for n in ("query", "key", "value")]
+        heads = [lin(f"attention.attention.{n}", a).view(B, T, nh, hd).transpose(1, 2) for n in ("query", "key", "value")]
         scores = torch.matmul(heads[0], heads[1].transpose(-1, -2)) / math.sqrt(hd)
         probs = torch.softmax(scores, dim=-1)
-        atts.append(probs[0])
+        atts.append(probs)
         if head_mask is not None:
             probs = probs * head_mask[l].view(1, nh, 1, 1)
-        ctx = torch.matmul(probs, heads[2]).transpose(1, 2).reshape(1, T, d)
+        ctx = torch.matmul(probs, heads[2]).transpose(1, 2).reshape(B, T, d)
         h = lin("attention.output.dense", ctx) + h
         m = F.layer_norm(h, (d,), w[q + "layernorm_after.weight"], w[q + "layernorm_after.bias"], eps)
         h = lin("output.dense", F.gelu(lin("intermediate.dense", m))) + h
     h = F.layer_norm(h, (d,), w[pre + "layernorm.weight"], w[pre + "layernorm.bias"], eps)
-    logits = F.linear(h[:, 0], w["classifier.weight"], w["classifier.bias"])[0] if "classifier.weight" in w else None
+    logits = F.linear(h[:, 0], w["classifier.weight"], w["classifier.bias"]) if "classifier.weight" in w else None
     return torch.stack(atts), logits
+
+
+def bench(cfg, w, p, paths, a):
+    """images/s of decode + preprocess (Pillow, numpy) + eager forward returning every attention
+    map, a.batch images per call, per wall and per CPU second (no file written)."""
+    import time
+    if a.threads:
+        torch.set_num_threads(a.threads)
+    with torch.no_grad():
+        forward_batch(cfg, w, torch.from_numpy(pixel_values(paths[0], p))[None])   # warm-up
+        t0, c0 = time.perf_counter(), time.process_time()
+        for i in range(0, len(paths), a.batch):
+            x = torch.from_numpy(np.stack([pixel_values(q, p) for q in paths[i:i + a.batch]]))
+            forward_batch(cfg, w, x)
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    print(f"pytorch\t{len(paths) / wall:.3f}\t{len(paths) / cpu:.3f}")
+    return 0
 
 
 def tap(good, msg):
@@ -128,7 +153,9 @@ def tap(good, msg):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["pixels", "forward"])
+    ap.add_argument("mode", choices=["pixels", "forward", "bench"])
+    ap.add_argument("--threads", type=int, default=0)
+    ap.add_argument("--batch", type=int, default=4)
     ap.add_argument("model")
     ap.add_argument("list")
     ap.add_argument("--pixels")
@@ -158,6 +185,8 @@ def main():
             f"mean {mean:.3g}")
         return 0
     _, w = load(a.model)
+    if a.mode == "bench":
+        return bench(cfg, w, p, paths, a)
     f = h5py.File(a.attn, "r")
     lg = h5py.File(a.logits, "r")["logits"] if a.logits else None
     worst_p, worst_l = 0.0, 0.0
