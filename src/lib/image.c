@@ -40,6 +40,59 @@ static int size_ok(long long w, long long h) {
     return w > 0 && h > 0 && w <= IMAGE_MAX_PIXELS / h;
 }
 
+/* ---- EXIF orientation (PIL's ImageOps.exif_transpose, which HF's load_image applies) --------- */
+
+static unsigned rd16(const uint8_t *p, int be) {
+    return be ? (unsigned)p[0] << 8 | p[1] : (unsigned)p[1] << 8 | p[0];
+}
+
+static uint32_t rd32(const uint8_t *p, int be) {
+    return be ? (uint32_t)rd16(p, 1) << 16 | rd16(p + 2, 1) : (uint32_t)rd16(p + 2, 0) << 16 | rd16(p, 0);
+}
+
+/* Tag 0x0112 of IFD0 of a TIFF-structured EXIF block (an "Exif\0\0" prefix allowed); 1 (as
+ * stored) when absent, malformed or outside 1..8. */
+static int exif_orientation(const uint8_t *p, size_t n) {
+    if (n >= 6 && !memcmp(p, "Exif\0\0", 6)) p += 6, n -= 6;
+    if (n < 8 || !(!memcmp(p, "II*\0", 4) || !memcmp(p, "MM\0*", 4))) return 1;
+    int be = p[0] == 'M';
+    uint32_t ifd = rd32(p + 4, be);
+    if (ifd > n - 2) return 1;
+    unsigned count = rd16(p + ifd, be);
+    for (unsigned i = 0; i < count; i++) {
+        size_t at = (size_t)ifd + 2 + (size_t)i * 12;
+        if (at + 12 > n) return 1;
+        if (rd16(p + at, be) != 0x0112) continue;
+        unsigned type = rd16(p + at + 2, be), v = type == 3 ? rd16(p + at + 8, be) : type == 4 ? rd32(p + at + 8, be) : 1;
+        return v >= 1 && v <= 8 ? (int)v : 1;
+    }
+    return 1;
+}
+
+/* Transpose as PIL does for orientation o: 2 mirror, 3 rotate 180, 4 flip, 5 transpose,
+ * 6 rotate 90 clockwise, 7 transverse, 8 rotate 90 counter-clockwise. */
+static void orient(image_rgb *im, int o) {
+    if (o <= 1) return;
+    int w = im->w, h = im->h, swap = o >= 5, ow = swap ? h : w, oh = swap ? w : h;
+    uint8_t *out = xmalloc((size_t)w * h * 3);
+    for (int y = 0; y < oh; y++)
+        for (int x = 0; x < ow; x++) {
+            int sx = x, sy = y;
+            switch (o) {
+            case 2: sx = w - 1 - x; break;
+            case 3: sx = w - 1 - x, sy = h - 1 - y; break;
+            case 4: sy = h - 1 - y; break;
+            case 5: sx = y, sy = x; break;
+            case 6: sx = y, sy = h - 1 - x; break;
+            case 7: sx = w - 1 - y, sy = h - 1 - x; break;
+            default: sx = w - 1 - y, sy = x; break;
+            }
+            memcpy(out + ((size_t)y * ow + x) * 3, im->rgb + ((size_t)sy * w + sx) * 3, 3);
+        }
+    free(im->rgb);
+    *im = (image_rgb){.w = ow, .h = oh, .rgb = out};
+}
+
 /* ---- PNG ---------------------------------------------------------------------------------- */
 
 typedef struct {
@@ -122,12 +175,16 @@ static int decode_png(const char *name, const unsigned char *buf, size_t len, im
     ptrs = xmalloc(sizeof(png_bytep) * h);
     for (png_uint_32 y = 0; y < h; y++) ptrs[y] = rows + stride * y;
     png_read_image(png, ptrs);
-    png_read_end(png, NULL);
+    png_read_end(png, info);   /* an eXIf chunk may follow the image data */
     rgb = xmalloc((size_t)w * h * 3);
     png_rows_to_rgb(rgb, rows, (int)w, (int)h, ch, grey16);
+    png_bytep exif = NULL;
+    png_uint_32 nexif = 0;
+    int o = png_get_eXIf_1(png, info, &nexif, &exif) ? exif_orientation(exif, nexif) : 1;
     png_destroy_read_struct(&png, &info, NULL);
     free(rows), free(ptrs);
     *out = (image_rgb){.w = (int)w, .h = (int)h, .rgb = rgb};
+    orient(out, o);
     return 0;
 }
 
@@ -174,7 +231,14 @@ static int decode_jpeg(const char *name, const unsigned char *buf, size_t len, i
     }
     jpeg_create_decompress(&ci);
     jpeg_mem_src(&ci, buf, (unsigned long)len);
+    jpeg_save_markers(&ci, JPEG_APP0 + 1, 0xffff);
     jpeg_read_header(&ci, TRUE);
+    int o = 1;   /* the first APP1 "Exif" segment, as Pillow keeps */
+    for (jpeg_saved_marker_ptr mk = ci.marker_list; mk; mk = mk->next)
+        if (mk->marker == JPEG_APP0 + 1 && mk->data_length >= 6 && !memcmp(mk->data, "Exif\0\0", 6)) {
+            o = exif_orientation(mk->data, mk->data_length);
+            break;
+        }
     int cmyk = ci.jpeg_color_space == JCS_CMYK || ci.jpeg_color_space == JCS_YCCK;
     ci.out_color_space = cmyk ? JCS_CMYK : ci.jpeg_color_space == JCS_GRAYSCALE ? JCS_GRAYSCALE : JCS_RGB;
     jpeg_start_decompress(&ci);
@@ -203,6 +267,7 @@ static int decode_jpeg(const char *name, const unsigned char *buf, size_t len, i
     jpeg_destroy_decompress(&ci);
     free(line);
     *out = (image_rgb){.w = w, .h = h, .rgb = rgb};
+    orient(out, o);
     return 0;
 }
 

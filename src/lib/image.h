@@ -21,7 +21,8 @@ typedef struct {
  * name; name only labels the messages). PIL's convert("RGB"): grey (1, 2, 4, 8 bits) is
  * repeated, palettes are looked up, alpha is dropped without compositing, 16-bit colour keeps
  * the high byte, 16-bit grey is clipped to 255 (PIL's mode I), CMYK JPEG (Adobe-inverted) becomes
- * (255−k)−c(255−k)/255 per channel. EXIF orientation is not applied. */
+ * (255−k)−c(255−k)/255 per channel. Then the EXIF orientation (JPEG APP1, PNG eXIf) is applied
+ * as PIL's ImageOps.exif_transpose, which HF's load_image calls. */
 int image_decode(const char *name, const unsigned char *buf, size_t len, image_rgb *out, char *err, size_t errlen);
 void image_free(image_rgb *im);
 

@@ -5,7 +5,8 @@ layout that PIL's convert("RGB") handles differently, and the bad inputs extract
 usage: make_images.py SOURCE.png GOOD_DIR BAD_DIR
   GOOD_DIR: grey 1/2/4/8/16-bit, palette (with and without transparency), grey+alpha, RGB, RGBA,
             16-bit RGB/RGBA, interlaced, greyscale, RGB and CMYK JPEG, a small image (upscaled),
-            one of exactly 32x32 (no resampling), a non-square one; plus notes.txt (ignored)
+            one of exactly 32x32 (no resampling), a non-square one, EXIF orientations 2-8 (JPEG)
+            and 6 (PNG eXIf); plus notes.txt (ignored)
   BAD_DIR:  truncated.png, truncated.jpg, empty.png (0 bytes), zero-width.png (IHDR width 0),
             text.png (a text file), image.tiff, image.webp, webp-named.png (WebP bytes), nothing/
 """
@@ -53,6 +54,13 @@ def main():
     save(im.resize((32, 32), Image.BILINEAR), "exact32.png")
     save(im.crop((0, 0, 40, 61)), "tall.png")
     save(im, "progressive.jpg", quality=85, progressive=True)
+    for k in range(2, 9):   # EXIF orientations 2..8 (ImageOps.exif_transpose), JPEG APP1 and PNG eXIf
+        ex = Image.Exif()
+        ex[0x0112] = k
+        save(im, f"orient{k}.jpg", quality=90, exif=ex)
+    ex = Image.Exif()
+    ex[0x0112] = 6
+    save(im, "orient6.png", exif=ex)
     with open(os.path.join(good, "notes.txt"), "w") as f:
         f.write("not an image: ignored in a folder\n")
     # bad inputs
