@@ -573,6 +573,7 @@ static int list_file(const char *path, char ***paths, int *n, char *err, size_t 
 int image_list(const char *arg, char ***paths, int *n, char *err, size_t errlen) {
     *paths = NULL, *n = 0;
     struct stat sb;
+    if (cli_is_stdio(arg)) return list_file(arg, paths, n, err, errlen);   /* a list on stdin, paths from . */
     if (stat(arg, &sb) != 0) return fail(err, errlen, arg, "no such file or folder");
     int rc = S_ISDIR(sb.st_mode) ? list_dir(arg, paths, n, err, errlen) : list_file(arg, paths, n, err, errlen);
     if (rc) {

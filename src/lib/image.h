@@ -54,7 +54,7 @@ int image_pixels(const image_prep *p, const image_rgb *im, float *px, uint8_t *t
 /* The images of an --images argument: a directory (its *.png, *.jpg, *.jpeg files, by byte
  * order of name; *.tif, *.tiff, *.webp, *.gif, *.bmp are refused by name as unsupported; other
  * files are ignored) or a list file (one path per line, relative to the list's folder; blank
- * and '#' lines skipped). A file named like an image (*.png, *.jpg, *.tiff, ...) or starting
+ * and '#' lines skipped; "-" = a list on stdin, relative to "."). A file named like an image (*.png, *.jpg, *.tiff, ...) or starting
  * like a PNG or JPEG is that one image. */
 int image_list(const char *arg, char ***paths, int *n, char *err, size_t errlen);
 void image_list_free(char **paths, int n);
