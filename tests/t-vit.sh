@@ -8,6 +8,7 @@ source tests/lib.sh
 MK="$PYTHON tests/ref/make_tiny_vit.py"
 REF="$PYTHON tests/ref/reference_vit.py"
 SHARED=../shared/data/images
+BIN_ABS=$(cd "$BIN" && pwd)
 cp -r pipelines/data/images "$T/images"   # the carried set; the list files go beside a copy
 IMAGES=$T/images
 $PYTHON tests/ref/make_images.py "$IMAGES/chelsea.png" "$T/good" "$T/bad" || fail "make_images.py"
@@ -79,6 +80,11 @@ for i, z in enumerate(lg):
         assert row[0].endswith(names[i]) and int(row[1]) == r + 1 and int(row[2]) == c, row
         assert row[3] == ("class 1 x" if c == 1 else f"class {c}") and abs(float(row[4]) - p[c]) < 1e-6, row
 PY
+
+(cd "$IMAGES" && sed 's|^|./|' list.txt) | (cd "$IMAGES" && "$BIN_ABS/extract" --model "$T/vit-f32" --images - \
+    --no-attention --predictions "$T/pred-stdin.tsv")
+check "vit: --images - reads the list from stdin (same predictions)" \
+    cmp <(grep -v '^#' "$T/pred.tsv" | sed 's|.*/||') <(grep -v '^#' "$T/pred-stdin.tsv" | sed 's|.*/||')
 
 # --mask: pruned heads' outputs zeroed (HF head_mask), checked against the reference
 printf '# prune\n0 1\n1 0\n1 3\n' >"$T/mask.txt"
