@@ -42,7 +42,7 @@ FUZZ_PKGS    := configs/debian-packages-fuzz.txt
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -ffp-contract=off -fopenmp -Isrc/lib \
              $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(CFLAGS) $(SANFLAGS)
 LDLIBS     = $(shell pkg-config --libs-only-L hdf5 2>/dev/null) -lhdf5_hl -lhdf5 -lgsl -lgslcblas \
-             -ljansson -lpcre2-8 -lnettle -lutf8proc -lzip -lmpfr -lm
+             -ljansson -lpcre2-8 -lnettle -lutf8proc -lzip -lmpfr -lpng -ljpeg -lm
 LDFLAGS   ?=
 
 LIB_SRC  := $(wildcard src/lib/*.c)

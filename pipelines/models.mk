@@ -1,5 +1,5 @@
 # Models and their inputs. Every model has configs/NAME.conf (key = value lines):
-#   kind  = trained | llama2c | gguf | hf      input = text | sample
+#   kind  = trained | llama2c | gguf | hf      input = text | sample | images
 #   store = embedded | data | hf               path  = file or directory under that store
 #   role  = dev | heldout                      (regime predictor split, METHODS §5.6)
 # Trained models come from pipelines/train.mk (results/PROFILE/models/NAME). The others are read
@@ -24,7 +24,10 @@ NSEQ_quick := 16
 NSEQ       := $(NSEQ_$(PROFILE))
 PRETRAINED := stories260K aidreams260K
 PAPER_MODELS := gpt2 pythia-70m pythia-160m pythia-410m pythia-1b pythia-1.4b qwen2.5-0.5b \
-                llama-3.2-1b bert-base-uncased
+                llama-3.2-1b bert-base-uncased vit-base-patch16-224
+# Images of the image models (input = images): the carried CC0 / public-domain set by default.
+IMAGES_DIR ?= $(EMBED_DIR)/images
+override IMAGES_DIR := $(patsubst %/,%,$(IMAGES_DIR))
 
 conf = $(strip $(shell sed -n 's/^$(2)[[:space:]]*=[[:space:]]*//p' configs/$(1).conf 2>/dev/null))
 
@@ -38,6 +41,10 @@ model_present = $(if $(filter trained,$(call conf,$(1),kind)),yes,$(if $(wildcar
 ALL_CANDIDATES := $(TRAIN_MODELS_$(PROFILE)) $(PRETRAINED) $(PAPER_MODELS)
 MODELS  := $(foreach m,$(ALL_CANDIDATES),$(if $(call model_present,$(m)),$(m)))
 SKIPPED := $(filter-out $(MODELS),$(ALL_CANDIDATES))
+# Image classifiers are scored by top-1 agreement, not perplexity: the perplexity-based tables
+# (regime, the paper's pruning figures) take only the other models.
+IMAGE_MODELS := $(foreach m,$(MODELS),$(if $(filter images,$(call conf,$(m),input)),$(m)))
+PPL_MODELS   := $(filter-out $(IMAGE_MODELS),$(MODELS))
 # `make fetch` knows a model when pipelines/fetch.tsv lists files under its path.
 FETCH_DESTS := $(shell grep -v '^\#' pipelines/fetch.tsv 2>/dev/null | cut -f2)
 fetchable    = $(filter $(if $(filter data,$(call conf,$(1),store)),models/)$(call conf,$(1),path)%,$(FETCH_DESTS))
@@ -53,11 +60,16 @@ models-status:
 # MODEL_template NAME: where the model lives, and the token windows it is analysed on.
 #   text models: windows of the KJV validation books (seed 1 for attention, seed 2 for perplexity)
 #   sample models: sequences sampled from the model from BOS (seed 1, and seed 2 for perplexity)
+#   image models: every image of IMAGES_DIR, for the attention and for the top-1 agreement
 define MODEL_template
 $(1)_KIND := $$(call conf,$(1),kind)
 $(1)_PATH := $$(if $$(filter trained,$$($(1)_KIND)),$(R)/models/$(1),$$(call model_file,$(1)))
 $(1)_DEP  := $$(if $$(filter trained,$$($(1)_KIND)),$(R)/models/$(1)/.done,$$($(1)_PATH))
-ifeq ($$(call conf,$(1),input),sample)
+ifeq ($$(call conf,$(1),input),images)
+$(1)_IN_ATTN := --images $(IMAGES_DIR)
+$(1)_IN_PPL  := --images $(IMAGES_DIR)
+$(1)_IN_DEP  := $$(wildcard $(IMAGES_DIR)/*)
+else ifeq ($$(call conf,$(1),input),sample)
 $(1)_IN_ATTN := --ids $(R)/inputs/$(1)-seed1.ids
 $(1)_IN_PPL  := --ids $(R)/inputs/$(1)-seed2.ids
 $(1)_IN_DEP  := $(R)/inputs/$(1)-seed1.ids $(R)/inputs/$(1)-seed2.ids

@@ -18,6 +18,8 @@ R           ?= results/$(PROFILE)
 REGIME_CONF ?= configs/regime-$(PROFILE).conf
 GNUPLOT     ?= gnuplot
 PAPER_DIR   ?= $(if $(filter full,$(PROFILE)),paper,$(R)/paper)
+# the models with a perplexity pruning table (models.mk leaves out the image classifiers)
+PPL_MODELS  ?= $(MODELS)
 
 PD          := $(PAPER_DIR)
 PAPER_PY    := pipelines/paper/paper.py
@@ -34,8 +36,9 @@ $(PD)/data/$(1).tsv: $(foreach m,$(3),$(PAPER_TAB)/$(2)-$(m).tsv) $(PAPER_PY)
 PAPER_DATA += $(PD)/data/$(1).tsv
 endef
 PAPER_DATA :=
-$(if $(MODELS),$(foreach t,reversal:reversal sinks:sinks ari:cluster prune:prune,\
+$(if $(MODELS),$(foreach t,reversal:reversal sinks:sinks ari:cluster,\
     $(eval $(call PAPER_COMBINED,$(word 1,$(subst :, ,$(t))),$(word 2,$(subst :, ,$(t))),$(MODELS)))))
+$(if $(PPL_MODELS),$(eval $(call PAPER_COMBINED,prune,prune,$(PPL_MODELS))))
 $(if $(TRAINED),$(foreach t,collapse train,$(eval $(call PAPER_COMBINED,$(t),$(t),$(TRAINED)))))
 
 # Synthetic tables: one input each.
@@ -56,7 +59,7 @@ $(PD)/data/prune-%.tsv: $(PAPER_TAB)/prune-%.tsv $(PAPER_PY)
 $(PD)/data/collapse-%.tsv: $(PAPER_PLOT)/collapse-%.tsv $(PAPER_PY)
 	$(PAPER_RUN) collapse-plot $@ $<
 
-PAPER_PLOTDATA := $(foreach m,$(MODELS),$(PD)/data/prune-$(m).tsv) \
+PAPER_PLOTDATA := $(foreach m,$(PPL_MODELS),$(PD)/data/prune-$(m).tsv) \
                   $(foreach m,$(TRAINED),$(PD)/data/collapse-$(m).tsv)
 ifneq ($(strip $(PAPER_PLOTDATA)),)
 .SECONDARY: $(PAPER_PLOTDATA)
@@ -99,7 +102,7 @@ $(PD)/figures/regime.png: $(PD)/data/regime.tsv $(PAPER_TAU) pipelines/paper/reg
 
 PAPER_FIGURES := $(PD)/figures/band.png \
     $(if $(MODELS),$(PD)/figures/reversal.png $(foreach m,$(MODELS),$(PD)/figures/mds-$(m).png \
-                                                                 $(PD)/figures/prune-$(m).png)) \
+                                                                 $(if $(filter $(m),$(PPL_MODELS)),$(PD)/figures/prune-$(m).png))) \
     $(foreach m,$(TRAINED),$(PD)/figures/collapse-$(m).png) \
     $(if $(filter %/regime.tsv,$(PAPER_DATA)),$(PD)/figures/regime.png)
 

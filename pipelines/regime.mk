@@ -8,7 +8,7 @@ comma := ,
 empty :=
 space := $(empty) $(empty)
 joined = $(subst $(space),$(comma),$(strip $(1)))
-PRUNE_TABLES := $(foreach m,$(MODELS),$(R)/tables/prune-$(m).tsv)
+PRUNE_TABLES := $(foreach m,$(PPL_MODELS),$(R)/tables/prune-$(m).tsv)
 
 $(R)/tables/regime-dispersion.tsv: $(foreach m,$(MODELS),$(R)/dist/$(m).h5) $(BIN)/regime
 	@mkdir -p $(@D)

@@ -237,13 +237,7 @@ int main(int argc, char **argv) {
     int *rows_i = xmalloc(N * sizeof *rows_i);
     for (int i = 0; i < N; i++) rows_i[i] = (int)rows[i];
     h5io_write_i32(f, "head/rows", 2, d2, rows_i);
-    h5io_attr_str(f, "/", "format", "attncoda-decompose");
-    h5io_attr_int(f, "/", "format_version", 1);
-    h5io_attr_int(f, "/", "sequences", S);
-    h5io_attr_int(f, "/", "layers", L);
-    h5io_attr_int(f, "/", "heads", H);
-    h5io_attr_int(f, "/", "tokens", T);
-    h5io_attr_int(f, "/", "causal", m->causal);
+    attn_write_shape_attrs(f, "attncoda-decompose", m);
     h5io_attr_int(f, "/", "sink", sink);
     h5io_attr_int(f, "/", "min_query", o.min_query);
     h5io_attr_int(f, "/", "exclude_sink_query", o.excl);

@@ -8,6 +8,7 @@
 #include <getopt.h>
 #include <gsl/gsl_rng.h>
 #include <hdf5.h>
+#include <jansson.h>
 #include <libgen.h>
 #include <math.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@
 #include "attnio.h"
 #include "cli.h"
 #include "h5io.h"
+#include "image.h"
 #include "model.h"
 #include "tok.h"
 
@@ -25,6 +27,7 @@ static void usage(void) {
     printf(
         "Usage: %s --model PATH (--text FILE | --ids FILE) [options] OUTPUT|-\n"
         "       %s --model PATH (--text FILE | --ids FILE) --no-attention [--nll FILE]\n"
+        "       %s --model VIT_DIR --images DIR|LIST [--predictions FILE] [options] OUTPUT|-\n"
         "       %s --model PATH --info\n"
         "Run a model over S windows of T tokens and write its attention rows as natural-log\n"
         "probabilities (score - logsumexp(scores)) for every layer and head: the attention file.\n\n"
@@ -47,6 +50,17 @@ static void usage(void) {
         "      --no-bos          do not prepend BOS (gpt2, gpt_neox, phi: <|endoftext|>; llama,\n"
         "                        mistral, gemma, gemma2: its BOS; opt: </s>; qwen2, qwen3 never\n"
         "                        get one; bert is always [CLS] ... [SEP], roberta <s> ... </s>)\n"
+        "      --images DIR|LIST images for a vit model (ViTForImageClassification / ViTModel):\n"
+        "                        a folder (its *.png, *.jpg, *.jpeg by name) or a list file (one\n"
+        "                        path per line, relative to the list's folder; '-' = stdin).\n"
+        "                        Decoded with libpng/libjpeg-turbo, converted as PIL's\n"
+        "                        convert(\"RGB\") after the EXIF orientation, then the model's\n"
+        "                        preprocessor_config.json (ViTImageProcessor defaults when\n"
+        "                        absent). One sequence per image, T = 1 + (image/patch)^2, CLS = 0\n"
+        "      --predictions FILE TSV of each image's top-5 classes (id2label) and probabilities:\n"
+        "                        '# ' provenance, header image rank class label probability\n"
+        "      --pixels FILE     HDF5 dataset 'pixel_values' float32 [S,3,H*W], the preprocessed\n"
+        "                        model input of each image (validation)\n"
         "Outputs:\n"
         "      --layers LIST     layers to write, e.g. 0,2,5-7 (all); recorded as 'layer_index'\n"
         "      --heads LIST      heads to write (all); recorded as 'head_index'\n"
@@ -54,7 +68,8 @@ static void usage(void) {
         "      --nll FILE        TSV of per-token negative log-likelihood: '# ' provenance, then\n"
         "                        '# perplexity', '# tokens' lines, header seq pos token nll;\n"
         "                        position t predicts token t+1. Not for bert\n"
-        "      --logits FILE     HDF5 dataset 'logits' float32 [S,T,vocab] (validation; large)\n"
+        "      --logits FILE     HDF5 dataset 'logits' float32 [S,T,vocab] (validation; large);\n"
+        "                        vit: [S,1,classes], the classifier on the CLS row\n"
         "      --mask FILE       heads to prune, one 'layer head' per line (0-based; '#' comments):\n"
         "                        their outputs are zeroed before the output projection\n"
         "      --no-attention    write no attention file (OUTPUT not needed); prints perplexity\n"
@@ -72,17 +87,17 @@ static void usage(void) {
         "ids of the text, plus batch x (4*L*H*T*T bytes of attention, 4*T*vocab bytes of logits with --nll/--logits/\n"
         "--no-attention, 4*T*(6*hidden + 2*ffn) bytes of activations) + 8*T*T*threads bytes;\n"
         "independent of S.\n",
-        cli_prog(), cli_prog(), cli_prog());
+        cli_prog(), cli_prog(), cli_prog(), cli_prog());
 }
 
 typedef struct {
-    const char *model, *tokenizer, *text, *ids, *layers, *heads, *nll, *logits, *mask, *out;
+    const char *model, *tokenizer, *text, *ids, *layers, *heads, *nll, *logits, *mask, *out, *images, *predictions, *pixels;
     int S, T, sink, sequential, no_bos, no_attention, threads, batch, deflate, info;
     long long seed;
 } opts;
 
 enum { O_MODEL = 256, O_TOK, O_TEXT, O_IDS, O_SEED, O_SEQ, O_NOBOS, O_LAYERS, O_HEADS, O_SINK, O_NLL,
-       O_LOGITS, O_MASK, O_NOATT, O_THREADS, O_BATCH, O_DEFLATE, O_INFO };
+       O_LOGITS, O_MASK, O_NOATT, O_THREADS, O_BATCH, O_DEFLATE, O_INFO, O_IMAGES, O_PRED, O_PIXELS };
 
 static void parse_args(int argc, char **argv, opts *o) {
     static const struct option lo[] = {
@@ -90,7 +105,8 @@ static void parse_args(int argc, char **argv, opts *o) {
         {"sequences", 1, 0, 'S'}, {"tokens", 1, 0, 'T'}, {"seed", 1, 0, O_SEED}, {"sequential", 0, 0, O_SEQ},
         {"no-bos", 0, 0, O_NOBOS}, {"layers", 1, 0, O_LAYERS}, {"heads", 1, 0, O_HEADS}, {"sink", 1, 0, O_SINK},
         {"nll", 1, 0, O_NLL}, {"logits", 1, 0, O_LOGITS}, {"mask", 1, 0, O_MASK},
-        {"no-attention", 0, 0, O_NOATT}, {"threads", 1, 0, O_THREADS}, {"batch", 1, 0, O_BATCH}, {"deflate", 1, 0, O_DEFLATE}, {"info", 0, 0, O_INFO}, {"help", 0, 0, 'h'},
+        {"no-attention", 0, 0, O_NOATT}, {"threads", 1, 0, O_THREADS}, {"batch", 1, 0, O_BATCH}, {"deflate", 1, 0, O_DEFLATE}, {"info", 0, 0, O_INFO},
+        {"images", 1, 0, O_IMAGES}, {"predictions", 1, 0, O_PRED}, {"pixels", 1, 0, O_PIXELS}, {"help", 0, 0, 'h'},
         {"version", 0, 0, 'V'}, {0, 0, 0, 0}};
     *o = (opts){.S = 64, .T = 128, .seed = 1, .batch = 4, .deflate = 1};
     int c;
@@ -116,6 +132,9 @@ static void parse_args(int argc, char **argv, opts *o) {
         case O_BATCH: o->batch = (int)cli_parse_long("batch", optarg, 1, 1024); break;
         case O_DEFLATE: o->deflate = (int)cli_parse_long("deflate", optarg, 0, 9); break;
         case O_INFO: o->info = 1; break;
+        case O_IMAGES: o->images = optarg; break;
+        case O_PRED: o->predictions = optarg; break;
+        case O_PIXELS: o->pixels = optarg; break;
         case 'h': usage(); exit(0);
         case 'V': cli_print_version(); exit(0);
         default: die_usage("unknown or incomplete option (see --help)");
@@ -123,10 +142,14 @@ static void parse_args(int argc, char **argv, opts *o) {
     }
     if (!o->model) die_usage("--model is required (see --help)");
     if (o->info) {
-        if (o->text || o->ids || optind < argc) die_usage("--info takes only --model");
+        if (o->text || o->ids || o->images || optind < argc) die_usage("--info takes only --model");
         return;
     }
-    if (!o->text == !o->ids) die_usage("give exactly one of --text and --ids (see --help)");
+    if (!!o->text + !!o->ids + !!o->images != 1) die_usage("give exactly one of --text, --ids and --images (see --help)");
+    if (o->images && o->nll) die_usage("--nll is for language models, not with --images");
+    if (!o->images && (o->predictions || o->pixels)) die_usage("--predictions and --pixels need --images");
+    if (o->images && o->no_attention && !o->predictions && !o->logits && !o->pixels)
+        die_usage("--images with --no-attention needs --predictions, --logits or --pixels");
     if (o->no_attention) {
         if (optind < argc) die_usage("--no-attention takes no OUTPUT");
     } else {
@@ -430,15 +453,15 @@ typedef struct {
     const char *path;
 } logits_out;
 
-static void logits_open(logits_out *lo, const char *path, int S, int T, int V, const char *provjs) {
+static void logits_open(logits_out *lo, const char *path, const char *name, int S, int T, int V, const char *provjs) {
     lo->path = path;
     lo->f = h5io_create(path);
     h5io_attr_str(lo->f, "/", "provenance", provjs);
     hsize_t dims[3] = {(hsize_t)S, (hsize_t)T, (hsize_t)V};
     hid_t sp = H5Screate_simple(3, dims, NULL);
-    lo->dset = H5Dcreate2(lo->f, "logits", H5T_IEEE_F32LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    lo->dset = H5Dcreate2(lo->f, name, H5T_IEEE_F32LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     H5Sclose(sp);
-    if (lo->dset < 0) die_data(path, "cannot create dataset 'logits'");
+    if (lo->dset < 0) die_data(path, "cannot create dataset '%s'", name);
 }
 
 static void logits_write(logits_out *lo, int s, int T, int V, const float *x) {
@@ -448,7 +471,7 @@ static void logits_write(logits_out *lo, int s, int T, int V, const float *x) {
     herr_t e = H5Dwrite(lo->dset, H5T_NATIVE_FLOAT, ms, fs, H5P_DEFAULT, x);
     H5Sclose(ms);
     H5Sclose(fs);
-    if (e < 0) die_data(lo->path, "cannot write logits of sequence %d", s);
+    if (e < 0) die_data(lo->path, "cannot write sequence %d", s);
 }
 
 /* NLL of every predicted token of one sequence (both positions valid), appended to rows. */
@@ -506,7 +529,7 @@ typedef struct {
     int *li, *hi, nl, nh;        /* selected layers and heads */
     uint8_t *keep;               /* --mask */
     attn_writer *w;
-    logits_out lo;
+    logits_out lo, px;           /* --logits; --pixels (images) */
     float *att, *block, *logits;
     strbuf rows;
     double nll_sum;
@@ -521,6 +544,7 @@ static void setup(run *r) {
     r->m = model_load(o->model, err, sizeof err);
     if (!r->m) die_data(NULL, "%s", err);
     const model_config *c = &r->m->cfg;
+    if (c->family == FAM_VIT) die_usage("%s is a vit image model: give --images, not --text or --ids", o->model);
     if ((o->nll || o->logits || o->no_attention) && !r->m->w.lm_head)
         die_usage("%s: %s has no language-model head (no --nll, --logits or --no-attention)", o->model,
                   c->model_type);
@@ -564,7 +588,7 @@ static void open_outputs(run *r, int B) {
         r->att = xmalloc(sizeof(float) * tt * c->n_layer * c->n_head * B);
         if (r->nh != c->n_head) r->block = xmalloc(sizeof(float) * tt * r->nh);
     }
-    if (o->logits) logits_open(&r->lo, o->logits, b->S, b->T, c->vocab, r->provjs);
+    if (o->logits) logits_open(&r->lo, o->logits, "logits", b->S, b->T, c->vocab, r->provjs);
     if (o->nll || o->logits || o->no_attention) r->logits = xmalloc(sizeof(float) * b->T * (size_t)c->vocab * B);
 }
 
@@ -617,6 +641,233 @@ static void run_free(run *r) {
     model_free(r->m);
 }
 
+/* ---- images (ViT) ------------------------------------------------------------------------ */
+
+/* The images of one run: paths as listed, their SHA-256 (recorded before any is decoded, so the
+ * provenance is complete when the file is created), the class labels and the preprocessing. */
+typedef struct {
+    char **paths;
+    char (*sha)[65];
+    int n;
+    char **labels;        /* id2label, classes entries (HF's LABEL_i when absent) */
+    image_prep prep;
+    char prep_path[4096];
+} image_run;
+
+/* id2label of config.json: keys "0" … "classes−1", each once; tabs and newlines become spaces. */
+static char **read_labels(const char *dir, int classes) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    json_error_t je;
+    json_t *cfg = json_load_file(path, 0, &je), *map = json_object_get(cfg, "id2label");
+    char **labels = xcalloc((size_t)classes, sizeof *labels);
+    const char *key;
+    json_t *v;
+    json_object_foreach(map, key, v) {
+        char *end;
+        errno = 0;
+        long id = strtol(key, &end, 10);
+        if (*end || end == key || errno || id < 0 || id >= classes || labels[id] || !json_is_string(v))
+            die_data(path, "id2label: key '%.40s' is not a distinct class number in [0, %d) with a string label",
+                     key, classes);
+        labels[id] = xstrdup(json_string_value(v));
+        for (char *q = labels[id]; *q; q++)
+            if (*q == '\t' || *q == '\n' || *q == '\r') *q = ' ';
+    }
+    json_decref(cfg);
+    for (int i = 0; i < classes; i++)
+        if (!labels[i]) {
+            labels[i] = xmalloc(32);
+            snprintf(labels[i], 32, "LABEL_%d", i);
+        }
+    return labels;
+}
+
+static char *make_image_prov(const opts *o, const model *m, const image_run *ir) {
+    prov *p = prov_new();
+    for (int i = 0; i < m->n_files; i++) prov_input(p, m->files[i], m->files_sha256[i]);
+    if (ir->prep.from_file) prov_input(p, ir->prep_path, ir->prep.sha256);
+    for (int i = 0; i < ir->n; i++) prov_input(p, ir->paths[i], ir->sha[i]);
+    if (o->mask) prov_file(p, o->mask);
+    prov_opt_str(p, "model", o->model);
+    prov_opt_str(p, "images", o->images);
+    prov_opt_int(p, "sequences", ir->n);
+    prov_opt_int(p, "tokens", m->cfg.max_pos);
+    prov_opt_str(p, "layers", o->layers ? o->layers : "all");
+    prov_opt_str(p, "heads", o->heads ? o->heads : "all");
+    prov_opt_int(p, "sink", o->sink);
+    prov_opt_str(p, "predictions", o->predictions ? o->predictions : "");
+    prov_opt_str(p, "logits", o->logits ? o->logits : "");
+    prov_opt_str(p, "pixels", o->pixels ? o->pixels : "");
+    prov_opt_str(p, "mask", o->mask ? o->mask : "");
+    prov_opt_int(p, "no_attention", o->no_attention);
+    prov_opt_int(p, "batch", o->batch);
+    prov_opt_int(p, "deflate", o->deflate);
+    prov_opt_str(p, "family", m->cfg.model_type);
+    prov_opt_int(p, "image_size", m->cfg.image_size);
+    prov_opt_int(p, "patch_size", m->cfg.patch_size);
+    char *js = prov_json(p);
+    prov_free(p);
+    return js;
+}
+
+/* Model, image list with checksums, preprocessing, selections, mask and provenance. */
+static void image_setup(run *r, image_run *ir) {
+    const opts *o = &r->o;
+    char err[2048];
+    model_set_threads(o->threads);
+    r->m = model_load(o->model, err, sizeof err);
+    if (!r->m) die_data(NULL, "%s", err);
+    const model_config *c = &r->m->cfg;
+    if (c->family != FAM_VIT) die_usage("--images needs a vit model; %s is %s", o->model, c->model_type);
+    if ((o->predictions || o->logits) && !r->m->w.lm_head)
+        die_usage("%s has no classifier (a ViTModel): no --predictions or --logits", o->model);
+    if (o->sink >= c->max_pos) die_usage("--sink %d is not below T = %d", o->sink, c->max_pos);
+    if (image_prep_load(r->m->source, c->image_size, &ir->prep, ir->prep_path, sizeof ir->prep_path, err, sizeof err))
+        die_data(NULL, "%s", err);
+    if (image_list(o->images, &ir->paths, &ir->n, err, sizeof err)) die_data(NULL, "%s", err);
+    ir->sha = xmalloc(sizeof *ir->sha * (size_t)ir->n);
+    for (int i = 0; i < ir->n; i++)
+        if (cli_sha256_file(ir->paths[i], ir->sha[i])) die_data(ir->paths[i], "cannot read");
+    ir->labels = r->m->w.lm_head ? read_labels(r->m->source, c->vocab) : NULL;
+    r->li = xmalloc(sizeof(int) * c->n_layer);
+    r->hi = xmalloc(sizeof(int) * c->n_head);
+    r->nl = o->layers ? parse_list("layers", o->layers, c->n_layer, r->li) : c->n_layer;
+    r->nh = o->heads ? parse_list("heads", o->heads, c->n_head, r->hi) : c->n_head;
+    for (int i = 0; !o->layers && i < r->nl; i++) r->li[i] = i;
+    for (int i = 0; !o->heads && i < r->nh; i++) r->hi[i] = i;
+    r->keep = o->mask ? read_mask(o->mask, c) : NULL;
+    r->provjs = make_image_prov(o, r->m, ir);
+}
+
+/* The attention file (no token ids: image names and checksums in the 'images' attribute as
+ * name<TAB>sha256 lines), the logits file and the buffers of one batch. */
+static void image_outputs(run *r, const image_run *ir, int B) {
+    const opts *o = &r->o;
+    const model_config *c = &r->m->cfg;
+    int T = c->max_pos;
+    if (!o->no_attention) {
+        attn_meta meta = {.S = ir->n, .L = r->nl, .H = r->nh, .T = T, .causal = 0, .sink = o->sink, .logprob = 1,
+                          .seed = -1};
+        snprintf(meta.model, sizeof meta.model, "%s", o->model);
+        snprintf(meta.family, sizeof meta.family, "%s", c->model_type);
+        snprintf(meta.text, sizeof meta.text, "%s", o->images);
+        attn_set_deflate(o->deflate);
+        r->w = attn_create(o->out, &meta, r->provjs);
+        strbuf names = {0};
+        for (int i = 0; i < ir->n; i++) sb_printf(&names, "%s\t%s\n", ir->paths[i], ir->sha[i]);
+        h5io_attr_str(attn_writer_file(r->w), "/", "images", names.s);
+        sb_free(&names);
+        write_index(r->w, "layer_index", r->li, r->nl, c->n_layer);
+        write_index(r->w, "head_index", r->hi, r->nh, c->n_head);
+        r->att = xmalloc(sizeof(float) * (size_t)T * T * c->n_layer * c->n_head * B);
+        if (r->nh != c->n_head) r->block = xmalloc(sizeof(float) * (size_t)T * T * r->nh);
+    }
+    if (o->logits) logits_open(&r->lo, o->logits, "logits", ir->n, 1, c->vocab, r->provjs);
+    if (o->pixels)
+        logits_open(&r->px, o->pixels, "pixel_values", ir->n, 3, ir->prep.height * ir->prep.width, r->provjs);
+    if (o->logits || o->predictions) r->logits = xmalloc(sizeof(float) * (size_t)c->vocab * B);
+}
+
+/* Decode and preprocess image i into px ([3][H][W]); the bytes must be those checksummed. */
+static void load_pixels(const image_run *ir, int i, float *px, uint8_t *tmp) {
+    size_t len;
+    static unsigned char *buf;   /* static: reachable on error exits */
+    buf = cli_slurp(ir->paths[i], &len);
+    char sha[65], err[1024];
+    cli_sha256_hex(buf, len, sha);
+    if (strcmp(sha, ir->sha[i])) die_data(ir->paths[i], "changed while extract was running");
+    image_rgb im;
+    if (image_decode(ir->paths[i], buf, len, &im, err, sizeof err)) die_data(NULL, "%s", err);
+    free(buf);
+    buf = NULL;
+    if (image_pixels(&ir->prep, &im, px, tmp))
+        die_data(ir->paths[i], "%dx%d image, the model takes %dx%d and do_resize is false", im.w, im.h,
+                 ir->prep.width, ir->prep.height);
+    image_free(&im);
+}
+
+/* Top-5 classes of one image by softmax probability (ties: lower class first). */
+static void predictions_rows(strbuf *rows, const image_run *ir, int i, const float *z, int V) {
+    double mx = -INFINITY, sum = 0;
+    for (int j = 0; j < V; j++) mx = z[j] > mx ? z[j] : mx;
+    for (int j = 0; j < V; j++) sum += exp((double)z[j] - mx);
+    int top[5], k = V < 5 ? V : 5;
+    for (int a = 0; a < k; a++) {
+        int best = -1;
+        for (int j = 0; j < V; j++) {
+            int used = 0;
+            for (int b = 0; b < a; b++) used |= top[b] == j;
+            if (!used && (best < 0 || z[j] > z[best])) best = j;
+        }
+        top[a] = best;
+        sb_printf(rows, "%s\t%d\t%d\t%s\t%.6f\n", ir->paths[i], a + 1, best, ir->labels[best],
+                  exp((double)z[best] - mx) / sum);
+    }
+}
+
+/* B images at a time: decoded, preprocessed, run and written before the next batch is read. */
+static void image_batches(run *r, const image_run *ir, int B) {
+    const model_config *c = &r->m->cfg;
+    int T = c->max_pos, H = ir->prep.height, W = ir->prep.width;
+    size_t per_img = (size_t)3 * H * W, per_seq = (size_t)T * T * c->n_layer * c->n_head;
+    static float *px;
+    static uint8_t *tmp;
+    px = xmalloc(sizeof(float) * per_img * B);
+    tmp = xmalloc(per_img);
+    progress pg;
+    progress_begin(&pg, "extract", ir->n);
+    for (int s0 = 0; s0 < ir->n; s0 += B) {
+        int nb = ir->n - s0 < B ? ir->n - s0 : B;
+        for (int k = 0; k < nb; k++) load_pixels(ir, s0 + k, px + per_img * k, tmp);
+        if (model_forward_images(r->m, px, nb, r->keep, r->att, r->logits))
+            die_data(r->o.model, "forward pass failed on images %d-%d", s0, s0 + nb - 1);
+        for (int k = 0; k < nb; k++) {
+            if (r->w) write_blocks(r->w, s0 + k, r->att + per_seq * k, c, T, r->li, r->nl, r->hi, r->nh, r->block);
+            if (r->o.logits) logits_write(&r->lo, s0 + k, 1, c->vocab, r->logits + (size_t)c->vocab * k);
+            if (r->o.pixels) logits_write(&r->px, s0 + k, 3, H * W, px + per_img * k);
+            if (r->o.predictions) predictions_rows(&r->rows, ir, s0 + k, r->logits + (size_t)c->vocab * k, c->vocab);
+        }
+        progress_update(&pg, s0 + nb);
+    }
+    progress_end(&pg);
+    free(px);
+    free(tmp);
+    px = NULL, tmp = NULL;
+}
+
+static void run_images(run *r) {
+    static image_run ir;
+    const opts *o = &r->o;
+    image_setup(r, &ir);
+    int B = o->batch < ir.n ? o->batch : ir.n;
+    image_outputs(r, &ir, B);
+    image_batches(r, &ir, B);
+    if (o->predictions) {
+        strbuf out = {0};
+        sb_printf(&out, "# %s\nimage\trank\tclass\tlabel\tprobability\n%s", r->provjs, r->rows.len ? r->rows.s : "");
+        cli_write_bytes(o->predictions, out.s, out.len);
+        sb_free(&out);
+    }
+    if (o->logits) {
+        H5Dclose(r->lo.dset);
+        h5io_finish(r->lo.f, o->logits);
+    }
+    if (o->pixels) {
+        H5Dclose(r->px.dset);
+        h5io_finish(r->px.f, o->pixels);
+    }
+    if (r->w) {
+        h5io_label_attention(attn_writer_file(r->w));
+        attn_finish(r->w);
+    }
+    image_list_free(ir.paths, ir.n);
+    for (int i = 0; ir.labels && i < r->m->cfg.vocab; i++) free(ir.labels[i]);
+    free(ir.labels);
+    free(ir.sha);
+    run_free(r);
+}
+
 /* --info: the configuration the forward pass will use, one key<TAB>value per line. */
 static void print_info(const char *path) {
     struct stat sb;
@@ -642,6 +893,9 @@ static void print_info(const char *path) {
            c->pad_id);
     for (int l = 0; l < c->n_layer; l++) printf("%c%d", l ? ',' : '\t', m->w.layers ? m->w.layers[l].window : 0);
     printf("\n");
+    if (c->family == FAM_VIT)
+        printf("image_size\t%d\npatch_size\t%d\nchannels\t%d\nclasses\t%d\n", c->image_size, c->patch_size,
+               c->n_channels, c->vocab);
     model_free(m);
 }
 
@@ -652,6 +906,10 @@ int main(int argc, char **argv) {
     parse_args(argc, argv, &r.o);
     if (r.o.info) {
         print_info(r.o.model);
+        return 0;
+    }
+    if (r.o.images) {
+        run_images(&r);
         return 0;
     }
     setup(&r);

@@ -579,11 +579,7 @@ static char *provenance(const fr_opts *o, attn_reader *r, const token_classes *t
     prov_opt_dbl(p, "tau_r", o->tau_r);
     prov_opt_dbl(p, "tau_z", o->tau_z);
     prov_opt_str(p, "tokenizer", o->tokenizer ? o->tokenizer : "");
-    strbuf sb = {0};
-    sb_printf(&sb, "%s", "");
-    for (int i = 0; i < tc->nspecial; i++) sb_printf(&sb, "%s%d", i ? "," : "", tc->special[i]);
-    prov_opt_str(p, "special_ids", sb.s);
-    sb_free(&sb);
+    prov_opt_int_list(p, "special_ids", tc->special, tc->nspecial);
     prov_opt_dbl(p, "zero_delta", o->zero_delta);
     prov_opt_dbl(p, "min_seq_share", o->min_seq_share);
     prov_opt_dbl(p, "central_share", o->central_share);
@@ -593,10 +589,7 @@ static char *provenance(const fr_opts *o, attn_reader *r, const token_classes *t
     prov_opt_int(p, "model_layers_from", o->model_layer_from);
     prov_opt_int(p, "paper_stats", o->paper);
     if (o->paper) {
-        strbuf tb = {0};
-        for (int i = 0; i < o->npaper_tau; i++) sb_printf(&tb, "%s%.17g", i ? "," : "", o->paper_tau[i]);
-        prov_opt_str(p, "paper_tau", tb.s);
-        sb_free(&tb);
+        prov_opt_dbl_list(p, "paper_tau", o->paper_tau, o->npaper_tau);
         prov_opt_dbl(p, "paper_ref_mass", o->paper_ref_mass);
         prov_opt_dbl(p, "paper_ref_top", o->paper_ref_top);
         prov_opt_dbl(p, "paper_ref_cap", o->paper_ref_cap);
@@ -736,13 +729,7 @@ static void write_h5(const fr_opts *o, const attn_meta *m, const frames_acc *F, 
     hsize_t dl[1] = {F->L}, dh[1] = {F->H};
     h5io_write_i32(f, "layer_index", 1, dl, F->layer_id);
     h5io_write_i32(f, "head_index", 1, dh, F->head_id);
-    h5io_attr_str(f, "/", "format", "attncoda-frames");
-    h5io_attr_int(f, "/", "format_version", 1);
-    h5io_attr_int(f, "/", "sequences", m->S);
-    h5io_attr_int(f, "/", "layers", m->L);
-    h5io_attr_int(f, "/", "heads", m->H);
-    h5io_attr_int(f, "/", "tokens", m->T);
-    h5io_attr_int(f, "/", "causal", m->causal);
+    attn_write_shape_attrs(f, "attncoda-frames", m);
     h5io_attr_str(f, "/", "labels", "none,centralized,distributed,bidirectional");
     h5io_attr_str(f, "/", "classes", "first,last,special,delimiter,content");
     h5io_attr_str(f, "/", "model_label", LABEL_NAME[mr->label]);

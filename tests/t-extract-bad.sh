@@ -38,10 +38,10 @@ EOF
 
 variant no_type "del c['model_type']"
 expect_error "missing model_type lists the supported types" 1 \
-    "no model_type \(supported: gpt2, gpt_neox, llama, qwen2, bert, phi, mistral, gemma, gemma2, qwen3, opt, roberta, xlm-roberta\)" "$out" X --model "$T/no_type" --ids "$T/ids.txt" "$out"
+    "no model_type \(supported: gpt2, gpt_neox, llama, qwen2, bert, phi, mistral, gemma, gemma2, qwen3, opt, roberta, xlm-roberta, vit\)" "$out" X --model "$T/no_type" --ids "$T/ids.txt" "$out"
 variant t5 "c['model_type'] = 't5'"
 expect_error "unknown model_type lists the supported types" 1 \
-    "model_type 't5' is not supported \(supported: gpt2, gpt_neox, llama, qwen2, bert, phi, mistral, gemma, gemma2, qwen3, opt, roberta, xlm-roberta\)" "$out" \
+    "model_type 't5' is not supported \(supported: gpt2, gpt_neox, llama, qwen2, bert, phi, mistral, gemma, gemma2, qwen3, opt, roberta, xlm-roberta, vit\)" "$out" \
     X --model "$T/t5" --ids "$T/ids.txt" "$out"
 variant bad_rope "c['model_type'] = 'llama'; c.update(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64, rope_scaling={'rope_type': 'yarn', 'factor': 2})"
 expect_error "unsupported rope type" 1 "rope type 'yarn' is not supported" "$out" \
@@ -102,7 +102,7 @@ expect_error "missing model directory" 1 "nowhere: no such file or directory" "$
 
 expect_error "--layers outside the model" 2 "layers: '5' selects outside 0..1" "$out" \
     X --model "$T/ok" --ids "$T/ids.txt" --layers 5 "$out"
-expect_error "both --text and --ids" 2 "exactly one of --text and --ids" "$out" \
+expect_error "both --text and --ids" 2 "exactly one of --text, --ids and --images" "$out" \
     X --model "$T/ok" --ids "$T/ids.txt" --text "$T/ids.txt" "$out"
 expect_error "no OUTPUT" 2 "expected one OUTPUT" - X --model "$T/ok" --ids "$T/ids.txt"
 $MK bert "$T/bert"

@@ -215,14 +215,18 @@ struct attn_writer {
     int tokens_written;
 };
 
-static void write_meta(hid_t f, const attn_meta *m, const char *prov) {
-    h5io_attr_str(f, "/", "format", "attncoda-attention");
+void attn_write_shape_attrs(hid_t f, const char *format, const attn_meta *m) {
+    h5io_attr_str(f, "/", "format", format);
     h5io_attr_int(f, "/", "format_version", 1);
     h5io_attr_int(f, "/", "sequences", m->S);
     h5io_attr_int(f, "/", "layers", m->L);
     h5io_attr_int(f, "/", "heads", m->H);
     h5io_attr_int(f, "/", "tokens", m->T);
     h5io_attr_int(f, "/", "causal", m->causal);
+}
+
+static void write_meta(hid_t f, const attn_meta *m, const char *prov) {
+    attn_write_shape_attrs(f, "attncoda-attention", m);
     h5io_attr_int(f, "/", "sink", m->sink);
     h5io_attr_str(f, "/", "values", m->logprob ? "logprob" : "prob");
     h5io_attr_str(f, "/", "model", m->model);

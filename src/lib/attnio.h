@@ -82,5 +82,7 @@ void attn_write_block(attn_writer *w, int s, int l, const float *buf);
 void attn_write_tokens(attn_writer *w, const int32_t *tokens);  /* S*T */
 void attn_write_valid(attn_writer *w, const uint8_t *valid);    /* S*T, optional */
 hid_t attn_writer_file(const attn_writer *w);  /* to add datasets before attn_finish */
+/* The root attributes every per-file analysis output shares: format name, version 1, S, L, H, T, causal. */
+void attn_write_shape_attrs(hid_t f, const char *format, const attn_meta *m);
 void attn_finish(attn_writer *w);              /* close; rename into place or image to stdout */
 #endif

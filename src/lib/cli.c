@@ -242,6 +242,23 @@ void prov_opt_str(prov *p, const char *k, const char *v) { json_object_set_new(p
 void prov_opt_int(prov *p, const char *k, long long v) { json_object_set_new(p->options, k, json_integer(v)); }
 void prov_opt_dbl(prov *p, const char *k, double v) { json_object_set_new(p->options, k, json_real(v)); }
 
+/* Lists are recorded as one comma-joined string, so the provenance stays a flat key/value map. */
+void prov_opt_int_list(prov *p, const char *k, const int *v, int n) {
+    strbuf sb = {0};
+    sb_printf(&sb, "%s", "");
+    for (int i = 0; i < n; i++) sb_printf(&sb, "%s%d", i ? "," : "", v[i]);
+    prov_opt_str(p, k, sb.s);
+    sb_free(&sb);
+}
+
+void prov_opt_dbl_list(prov *p, const char *k, const double *v, int n) {
+    strbuf sb = {0};
+    sb_printf(&sb, "%s", "");
+    for (int i = 0; i < n; i++) sb_printf(&sb, "%s%.17g", i ? "," : "", v[i]);
+    prov_opt_str(p, k, sb.s);
+    sb_free(&sb);
+}
+
 void prov_upstream(prov *p, const char *js) {
     json_t *j = js ? json_loads(js, 0, NULL) : NULL;
     json_array_append_new(p->upstream, j ? j : json_string(js ? js : ""));

@@ -66,6 +66,8 @@ void prov_input_buf(prov *p, const char *name, const void *buf, size_t len);
 void prov_opt_str(prov *p, const char *key, const char *val);
 void prov_opt_int(prov *p, const char *key, long long val);
 void prov_opt_dbl(prov *p, const char *key, double val);
+void prov_opt_int_list(prov *p, const char *key, const int *val, int n);
+void prov_opt_dbl_list(prov *p, const char *key, const double *val, int n);
 void prov_upstream(prov *p, const char *json);   /* provenance string of an input file */
 char *prov_json(const prov *p);                  /* malloc'd, compact, deterministic key order */
 void prov_free(prov *p);

@@ -240,7 +240,8 @@ static void add(float *x, const float *y, size_t n) {
 }
 
 /* The pre-norm layers (model_block in model.h): serial, parallel with two norms (NeoX), parallel
- * with one (Phi), and Gemma2's sandwich with norms on both sides of each branch. */
+ * with one (Phi), and Gemma2's sandwich with norms on both sides of each branch. ViT's encoder is
+ * the serial one with cfg.causal = 0 (every key of the image). */
 static void decoder_layer(const model *m, int l, workspace *w, const uint8_t *head_keep, float *logp) {
     const model_config *c = &m->cfg;
     const model_layer *y = &m->w.layers[l];
@@ -341,22 +342,79 @@ static void lm_logits(const model *m, workspace *w, float *logits) {
     if (c->final_softcap > 0) softcap(logits, (size_t)w->N * c->vocab, c->final_softcap);
 }
 
+/* Every layer, by the model's block type. */
+static void run_layers(const model *m, workspace *w, const uint8_t *valid, const uint8_t *head_keep, float *logp) {
+    for (int l = 0; l < m->cfg.n_layer; l++) {
+        if (m->cfg.block == BLOCK_POST_LN)
+            post_ln_layer(m, l, w, valid, head_keep, logp);
+        else
+            decoder_layer(m, l, w, head_keep, logp);
+    }
+}
+
 int model_forward_batch(const model *m, const int32_t *ids, const uint8_t *valid, int B, int T,
                         const uint8_t *head_keep, float *attn_logp, float *logits) {
     const model_config *c = &m->cfg;
-    if (B <= 0 || T <= 0 || T > c->max_pos) return -1;
+    if (B <= 0 || T <= 0 || T > c->max_pos || c->family == FAM_VIT) return -1;
     for (size_t r = 0; r < (size_t)B * T; r++)
         if (ids[r] < 0 || ids[r] >= c->vocab) return -2;
     workspace w;
     ws_alloc(&w, c, B, T, omp_get_max_threads());
     embed(m, ids, &w);
-    for (int l = 0; l < c->n_layer; l++) {
-        if (c->block == BLOCK_POST_LN)
-            post_ln_layer(m, l, &w, valid, head_keep, attn_logp);
-        else
-            decoder_layer(m, l, &w, head_keep, attn_logp);
-    }
+    run_layers(m, &w, valid, head_keep, attn_logp);
     if (logits && m->w.lm_head) lm_logits(m, &w, logits);
+    ws_free(&w);
+    return 0;
+}
+
+/* ---- ViT (hf-checkpoints-more.md §2.3) ---------------------------------------------------- */
+
+/* The patch convolution (kernel = stride = P, no padding) as one GEMM: each patch unfolded into a
+ * row of C·P·P values in the Conv2d weight's (channel, ky, kx) order, patches row-major over the
+ * grid; then x = [CLS; patches] + positions. */
+static void patch_embed(const model *m, const float *pixels, workspace *w) {
+    const model_config *c = &m->cfg;
+    int P = c->patch_size, S = c->image_size, g = S / P, N = g * g, C = c->n_channels, K = C * P * P, d = c->d_model;
+    float *U = xmalloc(sizeof(float) * (size_t)w->B * N * K), *E = xmalloc(sizeof(float) * (size_t)w->B * N * d);
+    for (int b = 0; b < w->B; b++)
+        for (int p = 0; p < N; p++) {
+            float *u = U + ((size_t)b * N + p) * K;
+            int r = p / g, col = p % g;
+            for (int ch = 0; ch < C; ch++)
+                for (int ky = 0; ky < P; ky++)
+                    memcpy(u + (ch * P + ky) * P,
+                           pixels + (((size_t)b * C + ch) * S + (size_t)(r * P + ky)) * S + (size_t)col * P,
+                           sizeof(float) * P);
+        }
+    linear(E, U, m->w.patch_w, m->w.patch_b, w->B * N, K, d);
+    for (int b = 0; b < w->B; b++)
+        for (int t = 0; t < w->T; t++) {
+            float *x = w->x + ((size_t)b * w->T + t) * d;
+            const float *src = t ? E + ((size_t)b * N + t - 1) * d : m->w.cls_token, *pos = m->w.pos_emb + (size_t)t * d;
+            for (int i = 0; i < d; i++) x[i] = src[i] + pos[i];
+        }
+    free(U);
+    free(E);
+}
+
+/* Final LayerNorm of each image's CLS row, then the classifier. */
+static void cls_logits(const model *m, workspace *w, float *logits) {
+    const model_config *c = &m->cfg;
+    int d = c->d_model;
+    for (int b = 0; b < w->B; b++)
+        norm(w->a + (size_t)b * d, w->x + (size_t)b * w->T * d, m->w.lnf_w, m->w.lnf_b, 1, d, c->norm, c->norm_eps);
+    linear(logits, w->a, m->w.lm_head, m->w.lm_head_b, w->B, d, c->vocab);
+}
+
+int model_forward_images(const model *m, const float *pixels, int B, const uint8_t *head_keep, float *attn_logp,
+                         float *logits) {
+    const model_config *c = &m->cfg;
+    if (c->family != FAM_VIT || B <= 0) return -1;
+    workspace w;
+    ws_alloc(&w, c, B, c->max_pos, omp_get_max_threads());
+    patch_embed(m, pixels, &w);
+    run_layers(m, &w, NULL, head_keep, attn_logp);
+    if (logits && m->w.lm_head) cls_logits(m, &w, logits);
     ws_free(&w);
     return 0;
 }

@@ -10,12 +10,13 @@
 
 typedef enum {
     FAM_GPT2, FAM_NEOX, FAM_LLAMA, FAM_QWEN2, FAM_BERT,
-    FAM_PHI, FAM_MISTRAL, FAM_GEMMA, FAM_GEMMA2, FAM_QWEN3, FAM_OPT, FAM_ROBERTA   /* roberta, xlm-roberta */
+    FAM_PHI, FAM_MISTRAL, FAM_GEMMA, FAM_GEMMA2, FAM_QWEN3, FAM_OPT, FAM_ROBERTA,  /* roberta, xlm-roberta */
+    FAM_VIT   /* image classifier: pixels in, not token ids (model_forward_images) */
 } model_family;
 /* NORM_RMS_OFFSET is Gemma's x/rms·(1 + w): the stored weight is an offset from 1. */
 typedef enum { NORM_LAYER, NORM_RMS, NORM_RMS_OFFSET } model_norm;
 /* How a layer wires its norms and residuals (hf-checkpoints-more.md §3.3, §6.3, §8.3):
- * PRE_LN        x += attn(N1 x); x += mlp(N2 x)                    GPT-2, Llama, Mistral, OPT-125m
+ * PRE_LN        x += attn(N1 x); x += mlp(N2 x)                    GPT-2, Llama, Mistral, OPT-125m, ViT
  * PARALLEL      x += attn(N1 x) + mlp(N2 x)                        NeoX
  * PARALLEL_ONE  h = N1 x; x += attn(h) + mlp(h)                    Phi (one norm for both)
  * SANDWICH      x += N2(attn(N1 x)); x += N4(mlp(N3 x))            Gemma2
@@ -51,6 +52,9 @@ typedef struct {
     int qk_norm;               /* per-head norm (cfg.norm kind, [head_dim] weights) of q and k
                                 * before RoPE: Qwen3 q_norm/k_norm, Phi qk_layernorm */
     int bos_id, eos_id, pad_id, cls_id, sep_id;  /* -1 when not defined */
+    /* ViT (hf-checkpoints-more.md §2): square images of image_size pixels, patch_size patches,
+     * T = max_pos = 1 + (image_size/patch_size)²; vocab is the number of classes. 0 elsewhere. */
+    int image_size, patch_size, n_channels;
 } model_config;
 
 typedef struct {
@@ -78,6 +82,10 @@ typedef struct {
     const float *lm_head;           /* [vocab, d]; == tok_emb when tied; NULL for BERT */
     const float *lm_head_b;         /* Phi's lm_head.bias [vocab], or NULL */
     const float *proj_in, *proj_out; /* OPT [d, d_embed] / [d_embed, d] when d_embed is set */
+    /* ViT: Conv2d patch weights [d, C·P·P] (out, in·kh·kw: one GEMM over unfolded patches), bias,
+     * CLS token [d]; pos_emb holds its [1+N, d] positions, lnf the final LayerNorm and lm_head /
+     * lm_head_b the classifier [classes, d] (NULL for a bare ViTModel). */
+    const float *patch_w, *patch_b, *cls_token;
     model_layer *layers;            /* n_layer */
 } model_weights;
 
@@ -107,6 +115,11 @@ int model_forward(const model *m, const int32_t *ids, const uint8_t *valid, int 
  * the weights. Results per sequence are those of model_forward. */
 int model_forward_batch(const model *m, const int32_t *ids, const uint8_t *valid, int B, int T,
                         const uint8_t *head_keep, float *attn_logp, float *logits);
+/* A ViT over B images: pixels [B][C][image_size][image_size] (pixel_values, channels first).
+ * attn_logp as model_forward_batch (T = max_pos); logits (may be NULL; not without a classifier)
+ * receives [B][classes] from the CLS row. Returns 0, or -1 when the model is not a ViT. */
+int model_forward_images(const model *m, const float *pixels, int B, const uint8_t *head_keep, float *attn_logp,
+                         float *logits);
 /* OpenMP threads for projections (column slabs) and attention (heads); OpenBLAS is set to one
  * thread so the two pools never compete. n <= 0 keeps the OpenMP default. */
 void model_set_threads(int n);

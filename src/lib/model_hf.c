@@ -62,7 +62,7 @@ static const char *const FLAG_KEYS[] = {"tie_word_embeddings", "use_parallel_res
                                         "mlp_bias", "use_sliding_window", "scale_attn_by_inverse_layer_idx",
                                         "qk_layernorm", "use_qk_norm", "do_layer_norm_before", "enable_bias",
                                         "layer_norm_elementwise_affine", "parallel_attn", "new_decoder_architecture",
-                                        "multi_query", "bias", "alibi", "use_bidirectional_attention"};
+                                        "multi_query", "bias", "alibi", "use_bidirectional_attention", "qkv_bias"};
 
 static int is_flag_key(const char *k) {
     for (size_t i = 0; i < sizeof FLAG_KEYS / sizeof FLAG_KEYS[0]; i++)
@@ -219,8 +219,8 @@ static void parse_rope(hf_ctx *c, model_config *k) {
 static const struct { const char *type; model_family fam; } FAMILIES[] = {
     {"gpt2", FAM_GPT2}, {"gpt_neox", FAM_NEOX}, {"llama", FAM_LLAMA}, {"qwen2", FAM_QWEN2}, {"bert", FAM_BERT},
     {"phi", FAM_PHI}, {"mistral", FAM_MISTRAL}, {"gemma", FAM_GEMMA}, {"gemma2", FAM_GEMMA2}, {"qwen3", FAM_QWEN3},
-    {"opt", FAM_OPT}, {"roberta", FAM_ROBERTA}, {"xlm-roberta", FAM_ROBERTA}};
-#define SUPPORTED "gpt2, gpt_neox, llama, qwen2, bert, phi, mistral, gemma, gemma2, qwen3, opt, roberta, xlm-roberta"
+    {"opt", FAM_OPT}, {"roberta", FAM_ROBERTA}, {"xlm-roberta", FAM_ROBERTA}, {"vit", FAM_VIT}};
+#define SUPPORTED "gpt2, gpt_neox, llama, qwen2, bert, phi, mistral, gemma, gemma2, qwen3, opt, roberta, xlm-roberta, vit"
 
 /* Shape keys shared by the families that use the modern names (GPT-2 has its own aliases). */
 static void parse_sizes(hf_ctx *c, model_config *k, int gpt2) {
@@ -410,6 +410,70 @@ static void parse_more(hf_ctx *c, model_config *k) {
     if (!c->failed && !opt && !rob) parse_rope(c, k);
 }
 
+/* ---- ViT (hf-checkpoints-more.md §2.1) ---------------------------------------------------- */
+
+/* image_size / patch_size: an integer or a square pair [h, w]. */
+static int vit_side(hf_ctx *c, const char *key, int def) {
+    json_t *v = json_object_get(c->cfg, key);
+    if (json_is_array(v)) {
+        json_t *a = json_array_get(v, 0), *b = json_array_get(v, 1);
+        if (json_array_size(v) != 2 || !json_is_integer(a) || !json_is_integer(b) ||
+            json_integer_value(a) != json_integer_value(b)) {
+            ctx_fail(c, "config.json: '%s' must be an integer or a square pair [n, n]", key);
+            return 1;
+        }
+        long long out;
+        char why[128];
+        if (cli_num_to_ll((double)json_integer_value(a), 1, 1 << 15, &out, why, sizeof why)) {
+            ctx_fail(c, "config.json: '%s': %s", key, why);
+            return 1;
+        }
+        return (int)out;
+    }
+    return more_int(c, key, def, 1, 1 << 15);
+}
+
+/* The classes: id2label's entries (keys "0" … "n-1"), else num_labels, else PretrainedConfig's 2. */
+static int vit_classes(hf_ctx *c) {
+    json_t *labels = json_object_get(c->cfg, "id2label");
+    if (labels && !json_is_null(labels)) {
+        if (!json_is_object(labels) || json_object_size(labels) < 1) {
+            ctx_fail(c, "config.json: 'id2label' is not an object of labels");
+            return 1;
+        }
+        return (int)json_object_size(labels);
+    }
+    return more_int(c, "num_labels", 2, 1, 1 << 24);
+}
+
+static void parse_vit(hf_ctx *c, model_config *k) {
+    int big = 1 << 24;
+    k->block = BLOCK_PRE_LN;
+    k->norm = NORM_LAYER;
+    k->causal = 0;
+    k->d_model = more_int(c, "hidden_size", 768, 1, big);
+    k->n_layer = more_int(c, "num_hidden_layers", 12, 1, big);
+    k->n_head = k->n_kv_head = more_int(c, "num_attention_heads", 12, 1, big);
+    k->d_ff = more_int(c, "intermediate_size", 3072, 1, big);
+    k->norm_eps = (float)CFG(c, 1e-12, "layer_norm_eps");
+    k->image_size = vit_side(c, "image_size", 224);
+    k->patch_size = vit_side(c, "patch_size", 16);
+    k->n_channels = more_int(c, "num_channels", 3, 1, 3);
+    k->vocab = vit_classes(c);
+    k->bos_id = k->eos_id = k->pad_id = -1;
+    parse_act(c, cfg_str(c->cfg, "hidden_act", "gelu"), &k->act);
+    if (c->failed) return;
+    if (k->d_model % k->n_head)
+        ctx_fail(c, "config.json: the hidden size %d is not a multiple of the head count %d", k->d_model, k->n_head);
+    if (k->patch_size > k->image_size)
+        ctx_fail(c, "config.json: patch_size %d exceeds image_size %d", k->patch_size, k->image_size);
+    if (k->n_channels != 3)   /* images are decoded to RGB */
+        ctx_fail(c, "config.json: num_channels %d: only 3 (RGB) is supported", k->n_channels);
+    k->head_dim = k->d_model / k->n_head;
+    int g = k->image_size / k->patch_size;   /* Conv2d drops a remainder, as HF's num_patches */
+    k->max_pos = 1 + g * g;
+}
+
 static void parse_config(hf_ctx *c, model_config *k) {
     const char *mt = cfg_str(c->cfg, "model_type", NULL);
     if (!mt) {
@@ -427,6 +491,10 @@ static void parse_config(hf_ctx *c, model_config *k) {
     snprintf(k->model_type, sizeof k->model_type, "%s", mt);
     k->cls_id = k->sep_id = -1;
     k->causal = k->family != FAM_BERT;
+    if (k->family == FAM_VIT) {
+        parse_vit(c, k);
+        return;
+    }
     if (k->family >= FAM_PHI) {
         parse_more(c, k);
         return;
@@ -502,24 +570,22 @@ static float *own(hf_ctx *c, size_t n) {
     return h->owned[h->nowned++] = xmalloc(sizeof(float) * (n ? n : 1));
 }
 
-/* A tensor with the expected shape (d1 = 0 for rank 1). global: outside the prefix. */
-static const float *get_full(hf_ctx *c, const char *name, int optional, int64_t d0, int64_t d1) {
+/* A tensor of the given rank and shape (no prefix added). */
+static const float *get_shape(hf_ctx *c, const char *name, int optional, int rank, const int64_t *dims) {
     if (c->failed) return NULL;
     const st_tensor *t = st_find(c->st, name);
     if (!t) {
         if (!optional) ctx_fail(c, "missing tensor '%s'", name);
         return NULL;
     }
-    int rank = d1 ? 2 : 1;
-    if (t->rank != rank || t->shape[0] != d0 || (rank == 2 && t->shape[1] != d1)) {
-        char got[128] = "";
+    int same = t->rank == rank;
+    for (int i = 0; same && i < rank; i++) same = t->shape[i] == dims[i];
+    if (!same) {
+        char got[128] = "", want[128] = "";
         for (int i = 0; i < t->rank; i++)
             snprintf(got + strlen(got), sizeof got - strlen(got), "%s%lld", i ? "," : "", (long long)t->shape[i]);
-        char want[64];
-        if (d1)
-            snprintf(want, sizeof want, "%lld,%lld", (long long)d0, (long long)d1);
-        else
-            snprintf(want, sizeof want, "%lld", (long long)d0);
+        for (int i = 0; i < rank; i++)
+            snprintf(want + strlen(want), sizeof want - strlen(want), "%s%lld", i ? "," : "", (long long)dims[i]);
         ctx_fail(c, "tensor '%s' has shape [%s], expected [%s]", name, got, want);
         return NULL;
     }
@@ -530,6 +596,12 @@ static const float *get_full(hf_ctx *c, const char *name, int optional, int64_t 
         snprintf(c->err, c->errlen, "%s", e);
     }
     return p;
+}
+
+/* A tensor with the expected shape (d1 = 0 for rank 1). global: outside the prefix. */
+static const float *get_full(hf_ctx *c, const char *name, int optional, int64_t d0, int64_t d1) {
+    int64_t dims[2] = {d0, d1};
+    return get_shape(c, name, optional, d1 ? 2 : 1, dims);
 }
 
 static const float *get(hf_ctx *c, int optional, int64_t d0, int64_t d1, const char *fmt, ...)
@@ -882,6 +954,54 @@ static void load_more(hf_ctx *c, model *m) {
     }
 }
 
+/* ---- ViT tensors (hf-checkpoints-more.md §2.2) -------------------------------------------- */
+
+static void load_vit_layer(hf_ctx *c, const model_config *k, model_layer *y, int l) {
+    int64_t d = k->d_model, f = k->d_ff;
+    int qkv_bias = more_bool(c, "qkv_bias", 1);
+    char n[160];
+    snprintf(n, sizeof n, "encoder.layer.%d.layernorm_before", l);
+    get_ln(c, &y->ln1_w, &y->ln1_b, d, n);
+    snprintf(n, sizeof n, "encoder.layer.%d.layernorm_after", l);
+    get_ln(c, &y->ln2_w, &y->ln2_b, d, n);
+    y->wq = get(c, 0, d, d, "encoder.layer.%d.attention.attention.query.weight", l);
+    y->wk = get(c, 0, d, d, "encoder.layer.%d.attention.attention.key.weight", l);
+    y->wv = get(c, 0, d, d, "encoder.layer.%d.attention.attention.value.weight", l);
+    if (qkv_bias) {
+        y->bq = get(c, 0, d, 0, "encoder.layer.%d.attention.attention.query.bias", l);
+        y->bk = get(c, 0, d, 0, "encoder.layer.%d.attention.attention.key.bias", l);
+        y->bv = get(c, 0, d, 0, "encoder.layer.%d.attention.attention.value.bias", l);
+    }
+    y->wo = get(c, 0, d, d, "encoder.layer.%d.attention.output.dense.weight", l);
+    y->bo = get(c, 0, d, 0, "encoder.layer.%d.attention.output.dense.bias", l);
+    y->w_up = get(c, 0, f, d, "encoder.layer.%d.intermediate.dense.weight", l);
+    y->b_up = get(c, 0, f, 0, "encoder.layer.%d.intermediate.dense.bias", l);
+    y->w_down = get(c, 0, d, f, "encoder.layer.%d.output.dense.weight", l);
+    y->b_down = get(c, 0, d, 0, "encoder.layer.%d.output.dense.bias", l);
+}
+
+/* ViTForImageClassification (prefix vit., classifier outside it) or a bare ViTModel (no prefix,
+ * no classifier; its pooler is not used). Conv2d [d, C, P, P] is already the GEMM's [d, C·P·P]. */
+static void load_vit(hf_ctx *c, model *m) {
+    model_config *k = &m->cfg;
+    model_weights *w = &m->w;
+    static const char *const vit[] = {"vit.", "", NULL};
+    int64_t d = k->d_model, P = k->patch_size, T = k->max_pos;
+    pick_prefix(c, vit, "embeddings.cls_token");
+    char n[256];
+    snprintf(n, sizeof n, "%sembeddings.cls_token", c->prefix);
+    w->cls_token = get_shape(c, n, 0, 3, (int64_t[]){1, 1, d});
+    snprintf(n, sizeof n, "%sembeddings.position_embeddings", c->prefix);
+    w->pos_emb = get_shape(c, n, 0, 3, (int64_t[]){1, T, d});
+    snprintf(n, sizeof n, "%sembeddings.patch_embeddings.projection.weight", c->prefix);
+    w->patch_w = get_shape(c, n, 0, 4, (int64_t[]){d, k->n_channels, P, P});
+    w->patch_b = get(c, 0, d, 0, "embeddings.patch_embeddings.projection.bias");
+    for (int l = 0; l < k->n_layer; l++) load_vit_layer(c, k, &w->layers[l], l);
+    get_ln(c, &w->lnf_w, &w->lnf_b, d, "layernorm");
+    w->lm_head = get_full(c, "classifier.weight", 1, k->vocab, d);
+    if (w->lm_head) w->lm_head_b = get_full(c, "classifier.bias", 0, k->vocab, 0);
+}
+
 static void load_weights(hf_ctx *c, model *m) {
     model_config *k = &m->cfg;
     model_weights *w = &m->w;
@@ -920,6 +1040,9 @@ static void load_weights(hf_ctx *c, model *m) {
         w->type_emb = get(c, 0, (int64_t)CFG(c, 2, "type_vocab_size"), d, "embeddings.token_type_embeddings.weight");
         get_ln(c, &w->emb_ln_w, &w->emb_ln_b, d, "embeddings.LayerNorm");
         for (int l = 0; l < k->n_layer; l++) load_bert_layer(c, k, &w->layers[l], l);
+        break;
+    case FAM_VIT:
+        load_vit(c, m);
         break;
     default:
         load_more(c, m);

@@ -4,8 +4,12 @@
 set -euo pipefail
 out=$1 shared=${SHARED:-../shared}
 d=$shared/data
-mkdir -p "$out"/{fuzz_safetensors,fuzz_config,fuzz_gguf,fuzz_llama2c,fuzz_tokenizer,fuzz_recipe,fuzz_ids_mask,fuzz_attention}
+mkdir -p "$out"/{fuzz_safetensors,fuzz_config,fuzz_gguf,fuzz_llama2c,fuzz_tokenizer,fuzz_recipe,fuzz_ids_mask,fuzz_attention,fuzz_image}
 cp_if() { [ -f "$1" ] && cp "$1" "$2" || true; }
+# images: the smallest carried PNG and JPEG, each after a size byte (fuzz_image.c)
+for f in pipelines/data/images/horse.png pipelines/data/images/rocket.jpg; do
+    { printf '\x10'; cat "$f"; } > "$out/fuzz_image/$(basename "$f")"
+done
 
 # safetensors: one F32, one BF16 + F16 file (header length, JSON header, data)
 st() { local h=$1 n; n=${#h}; { printf "$(printf '\\x%02x' $((n & 255)) $((n >> 8 & 255)) 0 0 0 0 0 0)"; printf '%s' "$h"; head -c "$2" /dev/zero | tr '\0' '\077'; } > "$3"; }
