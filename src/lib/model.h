@@ -51,6 +51,8 @@ typedef struct {
     int qk_norm;               /* per-head norm (cfg.norm kind, [head_dim] weights) of q and k
                                 * before RoPE: Qwen3 q_norm/k_norm, Phi qk_layernorm */
     int bos_id, eos_id, pad_id, cls_id, sep_id;  /* -1 when not defined */
+    const float *alibi_slopes; /* [n_head] ALiBi slopes m_h (score += −m_h·|t − j|), or NULL: models
+                                * trained here with attncoda_position_encoding = alibi */
 } model_config;
 
 typedef struct {

@@ -41,6 +41,7 @@ static void recipe_defaults(tr_recipe *r) {
     r->m.ctx = 128;
     r->m.norm_eps = 1e-5;
     r->m.rope_theta = 10000;
+    r->m.pos = -1;   /* the family's own: gpt2 learned, llama rope */
     r->lr = 3e-3;
     r->min_lr_ratio = 0.1;
     r->warmup = 50;
@@ -86,6 +87,7 @@ static int set_key(tr_recipe *r, const char *path, int ln, const char *k, const 
     DBL("synthetic_share", r->synthetic_share, 0, 1)
     DBL("synthetic_rate", r->synth.rate, 0, 0.5)
     INT("synthetic_triggers", r->synth.triggers, 1, 64)
+    DBL("rope_ntk_factor", r->rope_ntk_factor, 1, 1e6)
 #undef INT
 #undef LNG
 #undef DBL
@@ -103,6 +105,11 @@ static int set_key(tr_recipe *r, const char *path, int ln, const char *k, const 
         if (!strcmp(v, "backcopy")) r->synth.task = TR_SYNTH_BACKCOPY;
         else if (!strcmp(v, "recall")) r->synth.task = TR_SYNTH_RECALL;
         else die_data(path, "line %d: synthetic_task = %s: want backcopy or recall", ln, v);
+        return 1;
+    }
+    if (!strcmp(k, "pos")) {
+        m->pos = posenc_parse(v);
+        if (m->pos < 0) die_data(path, "line %d: pos = %s: want " POSENC_CHOICES, ln, v);
         return 1;
     }
     if (!strcmp(k, "family")) {
@@ -143,8 +150,14 @@ void tr_recipe_load(tr_recipe *r, const char *path) {
     }
     if (!r->eval_context) r->eval_context = m->ctx;
     if (r->eval_context > m->ctx) die_data(path, "eval_context = %ld is larger than context = %d", r->eval_context, m->ctx);
+    if (m->pos < 0) m->pos = m->family == TM_LLAMA ? POS_ROPE : POS_LEARNED;
+    if (m->pos == POS_ROPE_NTK && r->rope_ntk_factor == 0) die_data(path, "pos = rope-ntk needs rope_ntk_factor");
+    if (m->pos != POS_ROPE_NTK && r->rope_ntk_factor != 0)
+        die_data(path, "rope_ntk_factor is only used with pos = rope-ntk (pos = %s)", posenc_name(m->pos));
     const char *why = tm_config_problem(m);
     if (why) die_data(path, "%s", why);
+    r->rope_base = m->rope_theta;
+    if (m->pos == POS_ROPE_NTK) m->rope_theta = posenc_ntk_theta(r->rope_base, r->rope_ntk_factor, m->head_dim);
     if (!r->name[0]) {
         const char *b = strrchr(path, '/');
         snprintf(r->name, sizeof r->name, "%s", b ? b + 1 : path);
@@ -166,7 +179,8 @@ void tr_recipe_prov(const tr_recipe *r, prov *p) {
     prov_opt_int(p, "context", m->ctx);
     prov_opt_int(p, "vocab", m->vocab);
     prov_opt_dbl(p, "norm_eps", m->norm_eps);
-    if (m->family == TM_LLAMA) prov_opt_dbl(p, "rope_theta", m->rope_theta);
+    int rope = m->pos == POS_ROPE || m->pos == POS_ROPE_NTK;
+    if (rope) prov_opt_dbl(p, "rope_theta", r->rope_base);
     prov_opt_dbl(p, "lr", r->lr);
     prov_opt_dbl(p, "min_lr_ratio", r->min_lr_ratio);
     prov_opt_dbl(p, "warmup", r->warmup);
@@ -180,6 +194,8 @@ void tr_recipe_prov(const tr_recipe *r, prov *p) {
     prov_opt_int(p, "eval_windows", r->eval_windows);
     /* Recorded only where they differ from the defaults, so that older recipes keep their bytes. */
     if (r->eval_context != m->ctx) prov_opt_int(p, "eval_context", r->eval_context);
+    if (m->pos != (m->family == TM_LLAMA ? POS_ROPE : POS_LEARNED)) prov_opt_str(p, "pos", posenc_name(m->pos));
+    if (m->pos == POS_ROPE_NTK) prov_opt_dbl(p, "rope_ntk_factor", r->rope_ntk_factor);
     if (r->synthetic_share > 0) {
         prov_opt_dbl(p, "synthetic_share", r->synthetic_share);
         prov_opt_str(p, "synthetic_task", r->synth.task == TR_SYNTH_RECALL ? "recall" : "backcopy");
@@ -248,6 +264,22 @@ char *tr_tokenizer_json(void) {
     return s;
 }
 
+/* What a non-default position encoding adds to config.json (docs/TRAIN.md, "Position encodings").
+ * Hugging Face itself reads rope_theta (so rope-ntk on Llama loads in HF as trained: the scaled
+ * base is the base) and wpe.weight (sinusoidal on GPT-2: the fixed table is stored there);
+ * attncoda_position_encoding is what it cannot express and src/lib/model_hf.c reads. The family's
+ * own encoding adds nothing, so those files keep their bytes. */
+static void set_position_keys(json_t *c, const tr_recipe *r) {
+    const tm_config *m = &r->m;
+    if (m->pos == (m->family == TM_LLAMA ? POS_ROPE : POS_LEARNED)) return;
+    json_object_set_new(c, "attncoda_position_encoding", json_string(posenc_name(m->pos)));
+    if (m->pos == POS_ROPE || m->pos == POS_ROPE_NTK) json_object_set_new(c, "rope_theta", json_real(m->rope_theta));
+    if (m->pos == POS_ROPE_NTK) {
+        json_object_set_new(c, "attncoda_rope_base", json_real(r->rope_base));
+        json_object_set_new(c, "attncoda_rope_ntk_factor", json_real(r->rope_ntk_factor));
+    }
+}
+
 static char *config_json(const tr_recipe *r, const char *prov_json, long step) {
     const tm_config *m = &r->m;
     json_t *c;
@@ -270,6 +302,7 @@ static char *config_json(const tr_recipe *r, const char *prov_json, long step) {
                       "tie_word_embeddings", 0, "bos_token_id", TR_BOS, "eos_token_id", TR_BOS);
     }
     if (!c) die_usage("internal error: config.json template");
+    set_position_keys(c, r);
     json_object_set_new(c, "torch_dtype", json_string("float32"));
     json_object_set_new(c, "attncoda_step", json_integer(step));
     json_object_set_new(c, "attncoda_provenance", json_string(prov_json));
@@ -303,6 +336,10 @@ void tr_save_hf(const char *dir, const tr_recipe *r, const tm_model *m, const ch
     st_writer *w = st_write_new();
     for (int i = 0; i < m->nt; i++)
         st_write_add_f32(w, m->t[i].name, m->w + m->t[i].off, m->t[i].ndim, m->t[i].shape);
+    if (m->pos_tab) {   /* the fixed sinusoidal table, where the learned one would be */
+        int64_t shape[2] = {m->c.ctx, m->c.d_model};
+        st_write_add_f32(w, m->c.family == TM_GPT2 ? "wpe.weight" : "model.embed_positions.weight", m->pos_tab, 2, shape);
+    }
     st_write_meta(w, "provenance", prov_json);
     char stepbuf[32];
     snprintf(stepbuf, sizeof stepbuf, "%ld", step);

@@ -12,7 +12,9 @@
 typedef struct {
     char name[128];
     char family[16];        /* gpt2 | llama */
-    tm_config m;            /* architecture (vocab = TR_VOCAB) */
+    tm_config m;            /* architecture (vocab = TR_VOCAB); m.pos from `pos`, m.rope_theta the base in use */
+    double rope_base;       /* the recipe's rope_theta (rope-ntk scales it into m.rope_theta) */
+    double rope_ntk_factor; /* rope-ntk's scale factor s (0 = not given) */
     double lr, min_lr_ratio, warmup, weight_decay, beta1, beta2, adam_eps, grad_clip;
     long batch, steps_full, steps_quick, seed, eval_windows;
     long eval_context;      /* T of the validation windows (default: context) */

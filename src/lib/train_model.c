@@ -42,8 +42,12 @@ const char *TM(tm_config_problem)(const tm_config *c) {
     if (c->head_dim < 2 || c->head_dim % 2) return "head_dim must be even";
     if (c->family == TM_GPT2 && (c->n_kv_head != c->n_head || c->head_dim * c->n_head != c->d_model))
         return "gpt2 needs kv_heads = heads and d_model = heads * head_dim";
+    if (c->pos < 0 || c->pos >= POS_COUNT) return "unknown position encoding";
+    if (c->pos == POS_ROPE_NTK && c->head_dim < 4) return "rope-ntk needs head_dim >= 4";
     return NULL;
 }
+
+static int uses_rope(const tm_config *c) { return c->pos == POS_ROPE || c->pos == POS_ROPE_NTK; }
 
 static size_t add_tensor(tm_model *m, const char *name, int ndim, int64_t d0, int64_t d1, int kind) {
     m->t = xrealloc(m->t, (size_t)(m->nt + 1) * sizeof *m->t);
@@ -65,7 +69,7 @@ static void layout_gpt2(tm_model *m) {
     int64_t d = c->d_model, f = c->d_ff;
     char nm[80];
     m->wte = add_tensor(m, "wte.weight", 2, c->vocab, d, TM_T_EMBED);
-    m->wpe = add_tensor(m, "wpe.weight", 2, c->ctx, d, TM_T_EMBED);
+    m->wpe = c->pos == POS_LEARNED ? add_tensor(m, "wpe.weight", 2, c->ctx, d, TM_T_EMBED) : NOFF;
     for (int l = 0; l < c->n_layer; l++) {
         tm_layer_off *L = &m->L[l];
 #define T_(field, suffix, nd, a, b, kind) \
@@ -94,7 +98,8 @@ static void layout_llama(tm_model *m) {
             kv = (int64_t)c->n_kv_head * c->head_dim;
     char nm[80];
     m->wte = add_tensor(m, "model.embed_tokens.weight", 2, c->vocab, d, TM_T_EMBED);
-    m->wpe = NOFF;
+    /* not a Llama tensor: config.json says attncoda_position_encoding = learned (docs/TRAIN.md) */
+    m->wpe = c->pos == POS_LEARNED ? add_tensor(m, "model.embed_positions.weight", 2, c->ctx, d, TM_T_EMBED) : NOFF;
     for (int l = 0; l < c->n_layer; l++) {
         tm_layer_off *L = &m->L[l];
 #undef T_
@@ -125,6 +130,12 @@ void TM(tm_model_init)(tm_model *m, const tm_config *c) {
     else layout_llama(m);
     m->w = xcalloc(m->n_params, sizeof *m->w);
     m->g = xcalloc(m->n_params, sizeof *m->g);
+    if (c->pos == POS_SINUSOIDAL) {
+        m->pos_tab = xcalloc((size_t)c->ctx * c->d_model, sizeof *m->pos_tab);
+        for (int t = 0; t < c->ctx; t++)
+            for (int j = 0; j < c->d_model; j++)
+                m->pos_tab[(size_t)t * c->d_model + j] = (treal)posenc_sinusoid(t, j, c->d_model);
+    }
 }
 
 /* GPT-2's initialisation: N(0, 0.02) for matrices and embeddings, residual output projections
@@ -153,6 +164,7 @@ void TM(tm_model_free)(tm_model *m) {
     free(m->w);
     free(m->g);
     free(m->L);
+    free(m->pos_tab);
     memset(m, 0, sizeof *m);
 }
 
@@ -175,6 +187,7 @@ struct tm_acts {
     layer_acts *la;
     treal *xL, *af, *muf, *rsf, *logits, *rowloss;
     treal *rope_cos, *rope_sin; /* [T, hd/2] */
+    treal *alibi;              /* [n_head] ALiBi slopes, or NULL */
     /* backward scratch */
     treal *dx, *da, *dqkv, *dout, *dh1, *dh2, *dh3, *dS;
 };
@@ -211,7 +224,11 @@ tm_acts *TM(tm_acts_new)(const tm_config *c, int B, int T) {
     int half = c->head_dim / 2;
     a->rope_cos = zalloc((size_t)T * half);
     a->rope_sin = zalloc((size_t)T * half);
-    for (int i = 0; i < half; i++) {
+    if (c->pos == POS_ALIBI) {
+        a->alibi = zalloc((size_t)c->n_head);
+        for (int h = 0; h < c->n_head; h++) a->alibi[h] = (treal)posenc_alibi_slope(h, c->n_head);
+    }
+    for (int i = 0; i < half && uses_rope(c); i++) {
         treal inv = (treal)1 / (treal)det_pow((treal)c->rope_theta, (treal)(2 * i) / (treal)c->head_dim);
         for (int t = 0; t < T; t++) {
             treal ang = (treal)t * inv;
@@ -230,7 +247,7 @@ void TM(tm_acts_free)(tm_acts *a) {
         for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]);
     }
     treal *bufs[] = {a->xL, a->af, a->muf, a->rsf, a->logits, a->rowloss, a->dx, a->da, a->dqkv,
-                     a->dout, a->dh1, a->dh2, a->dh3, a->dS, a->rope_cos, a->rope_sin};
+                     a->dout, a->dh1, a->dh2, a->dh3, a->dS, a->rope_cos, a->rope_sin, a->alibi};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]);
     free(a->la);
     free(a);
@@ -379,7 +396,9 @@ static void rope(const tm_acts *a, treal *qkv, int inverse) {
     }
 }
 
-/* Causal attention for every (sequence, head): P = softmax(QKᵀ/√hd + mask), O = P·V. */
+/* Causal attention for every (sequence, head): P = softmax(QKᵀ/√hd + bias + mask), O = P·V. The
+ * ALiBi bias m_h·(j − t) is added after the scaled product, as model.c does; being constant it
+ * changes nothing in the backward pass. */
 static void attn_fwd(tm_acts *a, layer_acts *L) {
     const tm_config *c = &a->c;
     int T = a->T, hd = c->head_dim, H = c->n_head, rep = H / c->n_kv_head, W = a->W, ldo = H * hd;
@@ -392,6 +411,9 @@ static void attn_fwd(tm_acts *a, layer_acts *L) {
         const treal *V = L->qkv + (size_t)b * T * W + (size_t)(H + c->n_kv_head + kh) * hd;
         treal *P = L->P + (size_t)bh * T * T;
         GEMM(0, 1, T, T, hd, scale, Q, W, K, W, 0, P, T);
+        if (a->alibi)
+            for (int t = 0; t < T; t++)
+                for (int j = 0; j <= t; j++) P[(size_t)t * T + j] += a->alibi[h] * (treal)(j - t);
         for (int t = 0; t < T; t++) {
             treal *p = P + (size_t)t * T, mx = p[0], sum = 0;
             for (int j = 1; j <= t; j++) mx = p[j] > mx ? p[j] : mx;
@@ -454,7 +476,8 @@ static void embed_fwd(const tm_model *m, tm_acts *a, const int32_t *ids) {
 #pragma omp parallel for schedule(static)
     for (int r = 0; r < a->N; r++) {
         const treal *e = m->w + m->wte + (size_t)ids[r] * d;
-        const treal *p = m->wpe != NOFF ? m->w + m->wpe + (size_t)(r % a->T) * d : NULL;
+        const treal *p = m->wpe != NOFF ? m->w + m->wpe + (size_t)(r % a->T) * d
+                         : m->pos_tab ? m->pos_tab + (size_t)(r % a->T) * d : NULL;
         for (int j = 0; j < d; j++) x[(size_t)r * d + j] = e[j] + (p ? p[j] : 0);
     }
 }
@@ -470,11 +493,12 @@ static void layer_fwd(const tm_model *m, tm_acts *a, int l) {
     norm_fwd(N, d, L->x, w + O->ln1_w, gpt2 ? w + O->ln1_b : NULL, L->a1, gpt2 ? L->mu1 : NULL, L->rs1, c->norm_eps);
     if (gpt2) {
         lin_fwd(N, d, 3 * d, L->a1, d, w + O->wqkv, CONV1D, w + O->bqkv, L->qkv, a->W);
+        if (uses_rope(c)) rope(a, L->qkv, 0);   /* q | k | v as in the Llama row */
     } else {
         lin_fwd(N, d, hq, L->a1, d, w + O->wq, LINEAR, NULL, L->qkv, a->W);
         lin_fwd(N, d, hk, L->a1, d, w + O->wk, LINEAR, NULL, L->qkv + hq, a->W);
         lin_fwd(N, d, hk, L->a1, d, w + O->wv, LINEAR, NULL, L->qkv + hq + hk, a->W);
-        rope(a, L->qkv, 0);
+        if (uses_rope(c)) rope(a, L->qkv, 0);
     }
     attn_fwd(a, L);
     lin_fwd(N, hq, d, L->o, hq, w + O->wo, gpt2 ? CONV1D : LINEAR, gpt2 ? w + O->bo : NULL, L->xm, d);
@@ -568,10 +592,10 @@ static void layer_bwd(tm_model *m, tm_acts *a, int l) {
     memset(a->dqkv, 0, (size_t)N * a->W * sizeof(treal));
     attn_bwd(a, L);
     memset(a->da, 0, nd * sizeof(treal));
+    if (uses_rope(c)) rope(a, a->dqkv, 1);
     if (gpt2) {
         lin_bwd(N, d, 3 * d, L->a1, d, w + O->wqkv, CONV1D, a->dqkv, a->W, a->da, d, g + O->wqkv, g + O->bqkv);
     } else {
-        rope(a, a->dqkv, 1);
         lin_bwd(N, d, hq, L->a1, d, w + O->wq, LINEAR, a->dqkv, a->W, a->da, d, g + O->wq, NULL);
         lin_bwd(N, d, hk, L->a1, d, w + O->wk, LINEAR, a->dqkv + hq, a->W, a->da, d, g + O->wk, NULL);
         lin_bwd(N, d, hk, L->a1, d, w + O->wv, LINEAR, a->dqkv + hq + hk, a->W, a->da, d, g + O->wv, NULL);

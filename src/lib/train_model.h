@@ -1,7 +1,8 @@
 /* train_model: the two model families that `train` fits, with forward and backward passes written
  * out by hand: GPT-2 style (learned positions, LayerNorm, gelu_new, tied embeddings, Conv1D
  * [in,out] matrices) and Llama style (RMSNorm, half-split RoPE, SwiGLU, untied lm_head, nn.Linear
- * [out,in] matrices, grouped KV heads). Parameters live in one flat array laid out tensor by tensor
+ * [out,in] matrices, grouped KV heads). The position encoding is a separate choice (c.pos, any of
+ * posenc.h on either body); the two defaults are the families' own. Parameters live in one flat array laid out tensor by tensor
  * exactly as the Hugging Face checkpoint stores them, so saving is a plain dump.
  *
  * The element type is float; compiling train_model.c with TRAIN_DOUBLE defined gives the same code
@@ -10,6 +11,7 @@
 #define ATTNCODA_TRAIN_MODEL_H
 #include <stddef.h>
 #include <stdint.h>
+#include "posenc.h"
 
 #ifdef TRAIN_DOUBLE
 typedef double treal;
@@ -24,7 +26,8 @@ enum { TM_GPT2 = 0, TM_LLAMA = 1 };
 typedef struct {
     int family;                 /* TM_GPT2 or TM_LLAMA */
     int n_layer, d_model, n_head, n_kv_head, head_dim, d_ff, vocab, ctx;
-    double norm_eps, rope_theta;
+    double norm_eps, rope_theta;   /* rope_theta: the RoPE base in use (rope-ntk: already scaled) */
+    int pos;                    /* pos_kind (posenc.h) */
 } tm_config;
 
 typedef struct {
@@ -51,7 +54,8 @@ typedef struct {
     size_t n_params;
     treal *w, *g;               /* parameters and their gradients, n_params each */
     tm_layer_off *L;
-    size_t wte, wpe, lnf_w, lnf_b, lm_head;
+    size_t wte, wpe, lnf_w, lnf_b, lm_head;   /* wpe: learned positions only (else SIZE_MAX) */
+    treal *pos_tab;             /* sinusoidal: the fixed [ctx, d_model] table (not a parameter); else NULL */
 } tm_model;
 
 typedef struct tm_acts tm_acts;
