@@ -190,3 +190,79 @@ via_extract() {   # DIR FAMILY
 }
 check "gpt2: bin/extract loads the checkpoint, same attention and loss as train" via_extract "$T/g1" gpt2
 check "llama: bin/extract loads the checkpoint, same attention and loss as train" via_extract "$T/l1" llama
+
+# Position encodings (recipe key pos). Recipe errors name the key and the value.
+printf 'family = gpt2\nlayers = 2\nd_model = 32\nheads = 2\nd_ff = 64\npos = rotary\n' >"$T/badp.conf"
+expect_error "unknown pos names key and value" 1 \
+    "^train: $T/badp.conf: line 6: pos = rotary: want learned, sinusoidal, rope, rope-ntk, alibi or none$" - \
+    "$TRAIN" --config "$T/badp.conf" --out "$T/badp"
+printf 'family = gpt2\nlayers = 2\nd_model = 32\nheads = 2\nd_ff = 64\npos = rope-ntk\n' >"$T/badp2.conf"
+expect_error "pos = rope-ntk without its factor" 1 "^train: $T/badp2.conf: pos = rope-ntk needs rope_ntk_factor$" - \
+    "$TRAIN" --config "$T/badp2.conf" --out "$T/badp2"
+printf 'family = llama\nlayers = 2\nd_model = 32\nheads = 2\nd_ff = 64\nrope_ntk_factor = 4\n' >"$T/badp3.conf"
+expect_error "rope_ntk_factor with another pos" 1 "^train: $T/badp3.conf: rope_ntk_factor is only used with pos = rope-ntk \(pos = rope\)$" - \
+    "$TRAIN" --config "$T/badp3.conf" --out "$T/badp3"
+printf 'family = gpt2\nlayers = 2\nd_model = 32\nheads = 2\nd_ff = 64\npos = rope-ntk\nrope_ntk_factor = 0.5\n' >"$T/badp4.conf"
+expect_error "rope_ntk_factor below 1" 1 "^train: $T/badp4.conf: line 7: rope_ntk_factor = 0.5: want a number in \[1, " - \
+    "$TRAIN" --config "$T/badp4.conf" --out "$T/badp4"
+printf 'family = gpt2\nlayers = 2\nd_model = 8\nheads = 4\nd_ff = 64\npos = rope-ntk\nrope_ntk_factor = 2\n' >"$T/badp5.conf"
+expect_error "rope-ntk with head_dim 2" 1 "^train: $T/badp5.conf: rope-ntk needs head_dim >= 4$" - \
+    "$TRAIN" --config "$T/badp5.conf" --out "$T/badp5"
+check "recipes without pos record no pos key" bash -c "! head -1 '$T/g1/report.tsv' | grep -q '\"pos\"\|rope_ntk' &&
+    ! grep -q 'attncoda_position_encoding' '$T/g1/config.json' '$T/l1/config.json'"
+
+# Every encoding on both bodies: 16 updates, the config says what was trained, train's report
+# agrees with the PyTorch forward, and bin/extract loads the directory back with the attention
+# that the independent PyTorch reference (tests/ref/train_torch.py attn) computes, to 1e-5.
+cat >"$T/poscfg.py" <<'PY'
+import json, struct, sys
+d, body, pos = sys.argv[1:4]
+c = json.load(open(d + "/config.json"))
+raw = open(d + "/model.safetensors", "rb").read()
+names = set(json.loads(raw[8:8 + struct.unpack("<Q", raw[:8])[0]])) - {"__metadata__"}
+own = "learned" if body == "gpt2" else "rope"
+assert c.get("attncoda_position_encoding", own) == pos, c.get("attncoda_position_encoding")
+assert (pos == own) == ("attncoda_position_encoding" not in c)
+hd = 16 if body == "gpt2" else 8
+if pos == "rope-ntk":
+    assert c["attncoda_rope_base_theta"] == 10000 and c["attncoda_rope_ntk_factor"] == 4
+    assert abs(c["rope_theta"] - 10000 * 4 ** (hd / (hd - 2))) < 1e-9 * c["rope_theta"], c["rope_theta"]
+elif pos == "rope":
+    assert c["rope_theta"] == 10000
+else:
+    assert body == "gpt2" or "rope_scaling" not in c or c["rope_scaling"] is None
+table = "wpe.weight" if body == "gpt2" else "model.embed_positions.weight"
+assert (table in names) == (pos in ("learned", "sinusoidal")), sorted(names)
+PY
+"$PYTHON" tests/ref/train_torch.py ids "$T/valid.txt" 16 64 "$T/pids.txt"
+posround() {   # BODY POS: train, check config, report and the extract round trip
+    local base=$T/g.conf d=$T/pos-$1-$2
+    [ "$1" = llama ] && base=$T/l.conf
+    { cat "$base"; echo "pos = $2"; [ "$2" = rope-ntk ] && echo "rope_ntk_factor = 4"; } >"$d.conf"
+    run --config "$d.conf" --out "$d" --steps 16 --no-checkpoints || { echo "# train: $(cat "$T/stderr")"; return 1; }
+    "$PYTHON" "$T/poscfg.py" "$d" "$1" "$2" || return 1
+    agree "$d" || { echo "# report differs from the torch forward"; return 1; }
+    "$BIN/extract" --model "$d" --ids "$T/pids.txt" "$d.h5" >/dev/null 2>"$T/ext.err" || { echo "# extract: $(cat "$T/ext.err")"; return 1; }
+    local diff; diff=$("$PYTHON" tests/ref/train_torch.py attn "$d" "$T/pids.txt" "$d.h5") || return 1
+    echo "# $1 pos=$2: max |attention - torch reference| = $diff"
+    awk -v x="$diff" 'BEGIN{exit !(x < 1e-5)}'
+}
+for body in gpt2 llama; do
+    for pos in learned sinusoidal rope rope-ntk alibi none; do
+        check "$body pos=$pos: trains, config says so, extract's attention = torch reference (1e-5)" posround "$body" "$pos"
+    done
+done
+check "the encodings train different models" bash -c "! cmp -s '$T/pos-gpt2-alibi/model.safetensors' '$T/pos-gpt2-none/model.safetensors'"
+v=$(awk -F'\t' '$1=="val_loss"{print $4}' "$T/pos-gpt2-none/report.tsv")
+check "pos=none still learns in 16 updates (val loss $v < 4)" awk -v v="$v" 'BEGIN{exit !(v < 4)}'
+
+# The HF loader's side: a bad attncoda_position_encoding, an NTK base that is not the formula's.
+mkdir -p "$T/posbad1" "$T/posbad2"
+cp "$T/pos-gpt2-alibi/model.safetensors" "$T/pos-gpt2-alibi/tokenizer.json" "$T/posbad1/"
+sed 's/"attncoda_position_encoding": "alibi"/"attncoda_position_encoding": "xpos"/' "$T/pos-gpt2-alibi/config.json" >"$T/posbad1/config.json"
+expect_error "extract: unknown attncoda_position_encoding" 1 "^extract: $T/posbad1: config.json: 'attncoda_position_encoding' must be one of" \
+    "$T/posbad1.h5" "$BIN/extract" --model "$T/posbad1" --ids "$T/pids.txt" "$T/posbad1.h5"
+cp "$T/pos-llama-rope-ntk/model.safetensors" "$T/pos-llama-rope-ntk/tokenizer.json" "$T/posbad2/"
+sed 's/"attncoda_rope_ntk_factor": 4.0/"attncoda_rope_ntk_factor": 2.0/' "$T/pos-llama-rope-ntk/config.json" >"$T/posbad2/config.json"
+expect_error "extract: rope_theta that is not the NTK-aware base" 1 "^extract: $T/posbad2: config.json: rope_theta .* is not attncoda_rope_base_theta" \
+    "$T/posbad2.h5" "$BIN/extract" --model "$T/posbad2" --ids "$T/pids.txt" "$T/posbad2.h5"

@@ -275,7 +275,7 @@ static void set_position_keys(json_t *c, const tr_recipe *r) {
     json_object_set_new(c, "attncoda_position_encoding", json_string(posenc_name(m->pos)));
     if (m->pos == POS_ROPE || m->pos == POS_ROPE_NTK) json_object_set_new(c, "rope_theta", json_real(m->rope_theta));
     if (m->pos == POS_ROPE_NTK) {
-        json_object_set_new(c, "attncoda_rope_base", json_real(r->rope_base));
+        json_object_set_new(c, "attncoda_rope_base_theta", json_real(r->rope_base));
         json_object_set_new(c, "attncoda_rope_ntk_factor", json_real(r->rope_ntk_factor));
     }
 }

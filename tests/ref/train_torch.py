@@ -7,6 +7,16 @@
                                    print val_loss and per-head sink mass on the same validation
                                    windows train uses (TSV: quantity layer head value).
   ids VALID_TEXT N T OUT            Write those validation windows as token-id lines (extract --ids).
+  attn DIR IDS H5                  Recompute the attention of the model in DIR on the id lines IDS
+                                   and print the largest |difference| of the probabilities from
+                                   the attention file H5 (extract's log-probabilities).
+
+Position encodings (config.json attncoda_position_encoding, absent = the family's own: learned
+for gpt2, rope for llama) are written here from their papers, not from train's code: the
+sinusoidal table of Vaswani et al. 2017 §3.5 (recomputed, the stored table only compared with
+it), RoPE with the NTK-aware base recomputed as base * s^(d/(d-2)) (bloc97 2023 / YaRN §3.1),
+ALiBi slopes as BLOOM's build_alibi_tensor builds them, added as slope * key position (the
+row-constant shift of the paper's -slope * (i - j)).
   bench CONF STEPS THREADS         Train the recipe's model with torch autograd + AdamW on the
                                    same batch shape and print tokens/s.
 """
@@ -55,10 +65,65 @@ def gelu_new(x):
     return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
 
 
-def attend(q, k, v):
+def pos_kind(cfg):
+    return cfg.get("attncoda_position_encoding", "learned" if cfg["model_type"] == "gpt2" else "rope")
+
+
+def sinusoid_table(T, d):
+    pe = np.zeros((T, d))
+    for t in range(T):
+        for i in range(0, d, 2):
+            a = t / 10000.0 ** (i / d)
+            pe[t, i] = math.sin(a)
+            if i + 1 < d:
+                pe[t, i + 1] = math.cos(a)
+    return torch.from_numpy(pe.astype(np.float32))
+
+
+def alibi_slopes(H):
+    """BLOOM's build_alibi_tensor slopes (Press et al. 2022 for non-powers of two)."""
+    n = 2 ** math.floor(math.log2(H))
+    base = 2.0 ** (-(2.0 ** -(math.log2(n) - 3)))
+    out = [base ** p for p in range(1, n + 1)]
+    if n != H:
+        extra = 2.0 ** (-(2.0 ** -(math.log2(2 * n) - 3)))
+        out += [extra ** p for p in range(1, 2 * min(n, H - n), 2)]
+    return torch.tensor(out, dtype=torch.float32)
+
+
+def rope_theta(cfg, hd):
+    """The base in use; for rope-ntk recomputed from the base and the factor and checked."""
+    theta = cfg.get("rope_theta", 10000.0)
+    if pos_kind(cfg) == "rope-ntk":
+        want = cfg["attncoda_rope_base_theta"] * cfg["attncoda_rope_ntk_factor"] ** (hd / (hd - 2))
+        assert abs(theta - want) <= 1e-9 * want, ("rope_theta is not the NTK-aware base", theta, want)
+    return theta
+
+
+def position_add(W, cfg, name, T, d):
+    """What is added to the token embeddings: a learned table, the sinusoidal one, or nothing."""
+    kind = pos_kind(cfg)
+    if kind == "learned":
+        return W[name][:T]
+    if kind == "sinusoidal":
+        pe = sinusoid_table(T, d)
+        assert (W[name][:T] - pe).abs().max().item() < 1e-6, "stored sinusoidal table differs"
+        return pe
+    return 0
+
+
+def alibi_bias(cfg, H, T):
+    if pos_kind(cfg) != "alibi":
+        return None
+    return alibi_slopes(H)[:, None, None] * torch.arange(T, dtype=torch.float32)[None, None, :]
+
+
+def attend(q, k, v, bias=None):
     """q [B,H,T,hd], k/v [B,H,T,hd] -> output [B,T,H*hd], probabilities [B,H,T,T]."""
     B, H, T, hd = q.shape
     s = q @ k.transpose(-1, -2) / math.sqrt(hd)
+    if bias is not None:
+        s = s + bias
     mask = torch.ones(T, T, dtype=torch.bool).tril()
     s = s.masked_fill(~mask, torch.finfo(s.dtype).min)
     p = torch.softmax(s, -1)
@@ -68,14 +133,19 @@ def attend(q, k, v):
 def gpt2_forward(W, cfg, ids):
     d, H, L, eps = cfg["n_embd"], cfg["n_head"], cfg["n_layer"], cfg["layer_norm_epsilon"]
     B, T = ids.shape
-    x = W["wte.weight"][ids] + W["wpe.weight"][:T]
+    x = W["wte.weight"][ids] + position_add(W, cfg, "wpe.weight", T, d)
+    rot = pos_kind(cfg) in ("rope", "rope-ntk")
+    theta = rope_theta(cfg, d // H) if rot else None
+    bias = alibi_bias(cfg, H, T)
     probs = []
     for l in range(L):
         p = lambda n: W["h.%d.%s" % (l, n)]
         a = layer_norm(x, p("ln_1.weight"), p("ln_1.bias"), eps)
         qkv = a @ p("attn.c_attn.weight") + p("attn.c_attn.bias")          # Conv1D [in,out]
         q, k, v = (t.reshape(B, T, H, d // H).transpose(1, 2) for t in qkv.split(d, -1))
-        o, pr = attend(q, k, v)
+        if rot:
+            q, k = rope(q, theta), rope(k, theta)
+        o, pr = attend(q, k, v, bias)
         probs.append(pr)
         x = x + o @ p("attn.c_proj.weight") + p("attn.c_proj.bias")
         m = layer_norm(x, p("ln_2.weight"), p("ln_2.bias"), eps)
@@ -99,7 +169,10 @@ def llama_forward(W, cfg, ids):
     H, KV, L, eps = cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["num_hidden_layers"], cfg["rms_norm_eps"]
     hd = cfg.get("head_dim") or cfg["hidden_size"] // H
     B, T = ids.shape
-    x = W["model.embed_tokens.weight"][ids]
+    x = W["model.embed_tokens.weight"][ids] + position_add(W, cfg, "model.embed_positions.weight", T, cfg["hidden_size"])
+    rot = pos_kind(cfg) in ("rope", "rope-ntk")
+    theta = rope_theta(cfg, hd) if rot else None
+    bias = alibi_bias(cfg, H, T)
     probs = []
     for l in range(L):
         p = lambda n: W["model.layers.%d.%s" % (l, n)]
@@ -107,9 +180,10 @@ def llama_forward(W, cfg, ids):
         q = (a @ p("self_attn.q_proj.weight").T).reshape(B, T, H, hd).transpose(1, 2)
         k = (a @ p("self_attn.k_proj.weight").T).reshape(B, T, KV, hd).transpose(1, 2)
         v = (a @ p("self_attn.v_proj.weight").T).reshape(B, T, KV, hd).transpose(1, 2)
-        q, k = rope(q, cfg["rope_theta"]), rope(k, cfg["rope_theta"])
+        if rot:
+            q, k = rope(q, theta), rope(k, theta)
         k, v = k.repeat_interleave(H // KV, 1), v.repeat_interleave(H // KV, 1)
-        o, pr = attend(q, k, v)
+        o, pr = attend(q, k, v, bias)
         probs.append(pr)
         x = x + o @ p("self_attn.o_proj.weight").T
         m = rms_norm(x, p("post_attention_layernorm.weight"), eps)
@@ -141,6 +215,20 @@ def check(d, valid, n):
     for l, p in enumerate(probs):
         for h in range(p.shape[1]):
             print("sink_mass\t%d\t%d\t%.6f" % (l, h, p[:, h, 1:, 0].double().mean().item()))
+
+
+def attn(d, ids_path, h5):
+    import h5py
+    cfg = json.load(open(d + "/config.json"))
+    W = read_safetensors(d + "/model.safetensors")
+    ids = torch.tensor([[int(x) for x in l.split()] for l in open(ids_path) if l.strip() and not l.startswith("#")])
+    fwd = gpt2_forward if cfg["model_type"] == "gpt2" else llama_forward
+    with torch.no_grad():
+        _, probs = fwd(W, cfg, ids)
+    ref = torch.stack(probs, 1).double().numpy()                      # [S,L,H,T,T]
+    got = np.exp(h5py.File(h5, "r")["attention"][...].astype(np.float64))
+    assert got.shape == ref.shape, (got.shape, ref.shape)
+    print("%.3e" % np.abs(got - ref).max())
 
 
 def recipe(path):
@@ -211,6 +299,8 @@ if __name__ == "__main__":
         check(sys.argv[2], sys.argv[3], int(sys.argv[4]))
     elif len(sys.argv) == 6 and sys.argv[1] == "ids":
         write_ids(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5])
+    elif len(sys.argv) == 5 and sys.argv[1] == "attn":
+        attn(sys.argv[2], sys.argv[3], sys.argv[4])
     elif len(sys.argv) == 5 and sys.argv[1] == "bench":
         bench(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
     else:
