@@ -1,6 +1,7 @@
 /* Gradient check of train_model's backward pass: the training math compiled in double precision
  * (TRAIN_DOUBLE), the parameters of a tiny GPT-2-style and Llama-style model (with grouped KV
  * heads), each with every position encoding (learned, sinusoidal, rope, rope-ntk, alibi, none),
+ * and a BERT-style masked-LM encoder whose loss counts only some positions (target -1 elsewhere),
  * compared against a central finite difference of the loss (up to 40 elements of every tensor).
  * One TAP line per tensor. */
 #define TRAIN_DOUBLE 1
@@ -8,13 +9,14 @@
 #include <stdio.h>
 
 static int check_family(int family, int pos) {
-    tm_config c = {.family = family, .n_layer = 2, .d_model = 8, .n_head = 2, .n_kv_head = family == TM_GPT2 ? 2 : 1,
+    tm_config c = {.family = family, .n_layer = 2, .d_model = 8, .n_head = 2, .n_kv_head = family == TM_LLAMA ? 1 : 2,
                    .head_dim = 4, .d_ff = 12, .vocab = 11, .ctx = 6, .norm_eps = 1e-5, .rope_theta = 10000,
                    .pos = pos};
     /* a large NTK factor, so that the rotation differs clearly from plain RoPE's */
     if (pos == POS_ROPE_NTK) c.rope_theta = posenc_ntk_theta(10000, 8, c.head_dim);
     char fam[48];
-    snprintf(fam, sizeof fam, "%s pos=%s", family == TM_GPT2 ? "gpt2" : "llama", posenc_name(pos));
+    snprintf(fam, sizeof fam, "%s pos=%s", family == TM_GPT2 ? "gpt2" : family == TM_LLAMA ? "llama" : "bert",
+             posenc_name(pos));
     if (tm_config_problem_f64(&c)) {
         printf("not ok - %s: config refused: %s\n", fam, tm_config_problem_f64(&c));
         return 1;
@@ -31,6 +33,7 @@ static int check_family(int family, int pos) {
     for (int i = 0; i < B * T; i++) {
         ids[i] = (int32_t)gsl_rng_uniform_int(r, (unsigned long)c.vocab);
         tg[i] = (int32_t)gsl_rng_uniform_int(r, (unsigned long)c.vocab);
+        if (family == TM_BERT && i % 3) tg[i] = -1;   /* only a third of the positions count */
     }
     gsl_rng_free(r);
     tm_acts *a = tm_acts_new_f64(&c, B, T);
@@ -74,5 +77,6 @@ int main(void) {
     omp_set_num_threads(1);   /* tiny matrices: threads would only add barrier waits */
     int bad = 0;
     for (int pos = 0; pos < POS_COUNT; pos++) bad += check_family(TM_GPT2, pos) + check_family(TM_LLAMA, pos);
+    bad += check_family(TM_BERT, POS_LEARNED);
     return bad ? 1 : 0;
 }
