@@ -115,7 +115,9 @@ static int set_key(tr_recipe *r, const char *path, int ln, const char *k, const 
     if (!strcmp(k, "family")) {
         if (!strcmp(v, "gpt2")) m->family = TM_GPT2;
         else if (!strcmp(v, "llama")) m->family = TM_LLAMA;
-        else die_data(path, "line %d: family = %s: want gpt2 or llama", ln, v);
+        else if (!strcmp(v, "bert")) m->family = TM_BERT;
+        else die_data(path, "line %d: family = %s: want gpt2, llama or bert", ln, v);
+        m->vocab = m->family == TM_BERT ? TR_VOCAB_BERT : TR_VOCAB;
         snprintf(r->family, sizeof r->family, "%s", v);
         return 1;
     }
@@ -141,7 +143,9 @@ void tr_recipe_load(tr_recipe *r, const char *path) {
     }
     free(text);
     tm_config *m = &r->m;
-    if (m->family < 0) die_data(path, "family missing (gpt2 or llama)");
+    if (m->family < 0) die_data(path, "family missing (gpt2, llama or bert)");
+    if (m->family == TM_BERT && r->synthetic_share > 0)
+        die_data(path, "synthetic_share is for the causal families, not bert");
     if (!m->n_layer || !m->d_model || !m->n_head || !m->d_ff) die_data(path, "layers, d_model, heads and d_ff are required");
     if (!m->n_kv_head) m->n_kv_head = m->n_head;
     if (!m->head_dim) {
@@ -241,24 +245,54 @@ static void byte_symbol(int b, char out[4]) {
     }
 }
 
-char *tr_tokenizer_json(void) {
+static json_t *special_token(int id, const char *content) {
+    return json_pack("{s:i,s:s,s:b,s:b,s:b,s:b,s:b}", "id", id, "content", content, "single_word", 0, "lstrip", 0,
+                     "rstrip", 0, "normalized", 0, "special", 1);
+}
+
+/* BERT's post-processor: [CLS] $A [SEP] (pairs: [CLS] $A [SEP] $B [SEP], type ids 0 and 1). */
+static json_t *bert_template(void) {
+    json_t *t = json_pack("{s:s,s:[{s:{s:s,s:i}},{s:{s:s,s:i}},{s:{s:s,s:i}}],"
+                          "s:[{s:{s:s,s:i}},{s:{s:s,s:i}},{s:{s:s,s:i}},{s:{s:s,s:i}},{s:{s:s,s:i}}],"
+                          "s:{s:{s:s,s:[i],s:[s]},s:{s:s,s:[i],s:[s]}}}",
+                          "type", "TemplateProcessing",
+                          "single", "SpecialToken", "id", "[CLS]", "type_id", 0, "Sequence", "id", "A", "type_id", 0,
+                          "SpecialToken", "id", "[SEP]", "type_id", 0,
+                          "pair", "SpecialToken", "id", "[CLS]", "type_id", 0, "Sequence", "id", "A", "type_id", 0,
+                          "SpecialToken", "id", "[SEP]", "type_id", 0, "Sequence", "id", "B", "type_id", 1,
+                          "SpecialToken", "id", "[SEP]", "type_id", 1,
+                          "special_tokens", "[CLS]", "id", "[CLS]", "ids", TR_CLS, "tokens", "[CLS]",
+                          "[SEP]", "id", "[SEP]", "ids", TR_SEP, "tokens", "[SEP]");
+    if (!t) die_usage("internal error: bert post-processor template");
+    return t;
+}
+
+char *tr_tokenizer_json(int family) {
     json_t *vocab = json_object();
     for (int b = 0; b < 256; b++) {
         char sym[4];
         byte_symbol(b, sym);
         json_object_set_new(vocab, sym, json_integer(b));
     }
-    json_t *bos = json_pack("{s:i,s:s,s:b,s:b,s:b,s:b,s:b}", "id", TR_BOS, "content", "<|bos|>", "single_word", 0,
-                            "lstrip", 0, "rstrip", 0, "normalized", 0, "special", 1);
+    json_t *added = json_array();
+    if (family == TM_BERT) {
+        json_array_append_new(added, special_token(TR_PAD, "[PAD]"));
+        json_array_append_new(added, special_token(TR_CLS, "[CLS]"));
+        json_array_append_new(added, special_token(TR_SEP, "[SEP]"));
+        json_array_append_new(added, special_token(TR_MASK, "[MASK]"));
+    } else {
+        json_array_append_new(added, special_token(TR_BOS, "<|bos|>"));
+    }
     json_t *model = json_pack("{s:s,s:n,s:n,s:n,s:n,s:b,s:b,s:b,s:o,s:[]}", "type", "BPE", "dropout", "unk_token",
                               "continuing_subword_prefix", "end_of_word_suffix", "fuse_unk", 0, "byte_fallback", 0,
                               "ignore_merges", 0, "vocab", vocab, "merges");
-    json_t *t = json_pack("{s:s,s:n,s:n,s:[o],s:n,s:{s:s,s:b,s:b,s:b},s:n,s:{s:s,s:b,s:b,s:b},s:o}", "version", "1.0",
-                          "truncation", "padding", "added_tokens", bos, "normalizer", "pre_tokenizer", "type",
+    json_t *t = json_pack("{s:s,s:n,s:n,s:o,s:n,s:{s:s,s:b,s:b,s:b},s:n,s:{s:s,s:b,s:b,s:b},s:o}", "version", "1.0",
+                          "truncation", "padding", "added_tokens", added, "normalizer", "pre_tokenizer", "type",
                           "ByteLevel", "add_prefix_space", 0, "trim_offsets", 1, "use_regex", 0, "post_processor",
                           "decoder", "type", "ByteLevel", "add_prefix_space", 0, "trim_offsets", 1, "use_regex", 0,
                           "model", model);
     if (!t) die_usage("internal error: tokenizer.json template");
+    if (family == TM_BERT) json_object_set_new(t, "post_processor", bert_template());
     char *s = json_dumps(t, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(t);
     return s;
@@ -283,7 +317,20 @@ static void set_position_keys(json_t *c, const tr_recipe *r) {
 static char *config_json(const tr_recipe *r, const char *prov_json, long step) {
     const tm_config *m = &r->m;
     json_t *c;
-    if (m->family == TM_GPT2) {
+    if (m->family == TM_BERT) {
+        c = json_pack("{s:[s],s:s,s:i,s:i,s:i,s:i,s:i,s:s,s:f,s:f,s:i,s:i,s:f,s:f,s:i,s:s,s:b}",
+                      "architectures", "BertForMaskedLM", "model_type", "bert", "vocab_size", m->vocab,
+                      "hidden_size", m->d_model, "num_hidden_layers", m->n_layer, "num_attention_heads", m->n_head,
+                      "intermediate_size", m->d_ff, "hidden_act", "gelu", "hidden_dropout_prob", 0.0,
+                      "attention_probs_dropout_prob", 0.0, "max_position_embeddings", m->ctx, "type_vocab_size", 2,
+                      "initializer_range", 0.02, "layer_norm_eps", m->norm_eps, "pad_token_id", TR_PAD,
+                      "position_embedding_type", "absolute", "tie_word_embeddings", 1);
+        if (c) {   /* not BertConfig keys: which ids the special tokens have (tokenizer.json has them too) */
+            json_object_set_new(c, "attncoda_cls_token_id", json_integer(TR_CLS));
+            json_object_set_new(c, "attncoda_sep_token_id", json_integer(TR_SEP));
+            json_object_set_new(c, "attncoda_mask_token_id", json_integer(TR_MASK));
+        }
+    } else if (m->family == TM_GPT2) {
         c = json_pack("{s:[s],s:s,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:s,s:f,s:b,s:b,s:b,s:b,s:f,s:f,s:f,s:i,s:i}",
                       "architectures", "GPT2LMHeadModel", "model_type", "gpt2", "vocab_size", m->vocab,
                       "n_positions", m->ctx, "n_ctx", m->ctx, "n_embd", m->d_model, "n_layer", m->n_layer,
@@ -329,7 +376,7 @@ void tr_save_hf(const char *dir, const tr_recipe *r, const tm_model *m, const ch
     free(cj);
     free(p);
     p = join(dir, "tokenizer.json");
-    char *tj = tr_tokenizer_json();
+    char *tj = tr_tokenizer_json(r->m.family);
     cli_write_bytes(p, tj, strlen(tj));
     free(tj);
     free(p);
