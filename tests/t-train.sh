@@ -266,3 +266,85 @@ cp "$T/pos-llama-rope-ntk/model.safetensors" "$T/pos-llama-rope-ntk/tokenizer.js
 sed 's/"attncoda_rope_ntk_factor": 4.0/"attncoda_rope_ntk_factor": 2.0/' "$T/pos-llama-rope-ntk/config.json" >"$T/posbad2/config.json"
 expect_error "extract: rope_theta that is not the NTK-aware base" 1 "^extract: $T/posbad2: config.json: rope_theta .* is not attncoda_rope_base_theta" \
     "$T/posbad2.h5" "$BIN/extract" --model "$T/posbad2" --ids "$T/pids.txt" "$T/posbad2.h5"
+
+# family = bert: a BERT-style masked-LM encoder saved as BertForMaskedLM.
+printf 'family = bert\nlayers = 2\nd_model = 32\nheads = 2\nd_ff = 64\npos = rope\n' >"$T/badb1.conf"
+expect_error "bert with another pos" 1 "^train: $T/badb1.conf: bert is trained with pos = learned only$" - \
+    "$TRAIN" --config "$T/badb1.conf" --out "$T/badb1"
+printf 'family = bert\nlayers = 2\nd_model = 32\nheads = 2\nd_ff = 64\nsynthetic_share = 0.5\n' >"$T/badb2.conf"
+expect_error "bert with synthetic windows" 1 "^train: $T/badb2.conf: synthetic_share is for the causal families, not bert$" - \
+    "$TRAIN" --config "$T/badb2.conf" --out "$T/badb2"
+sed 's/family = gpt2/family = bert/' "$T/g.conf" >"$T/b.conf"
+run --config "$T/b.conf" --out "$T/b1" || fail "bert run failed: $(cat "$T/stderr")"
+run --config "$T/b.conf" --out "$T/b2" --threads 2
+check "bert: --threads 2 gives the same bytes as --threads 1 (every checkpoint)" diff -r "$T/b1" "$T/b2"
+b0=$(awk -F'\t' '$1=="0"{print $5}' "$T/b1/train-log.tsv")
+b1=$(awk -F'\t' '$1=="40" && $5!="-"{print $5}' "$T/b1/train-log.tsv")
+check "bert: initial masked-LM loss is ln 260 ($b0)" awk -v v="$b0" 'BEGIN{exit !(v > 5.50 && v < 5.62)}'
+check "bert: masked-LM loss falls in 40 steps ($b0 -> $b1)" awk -v v="$b1" 'BEGIN{exit !(v < 3.5)}'
+cat >"$T/bshape.py" <<'PY'
+import json, struct, sys
+d = sys.argv[1]
+raw = open(d + "/model.safetensors", "rb").read()
+h = json.loads(raw[8:8 + struct.unpack("<Q", raw[:8])[0]])
+h.pop("__metadata__")
+c = json.load(open(d + "/config.json"))
+assert c["architectures"] == ["BertForMaskedLM"] and c["model_type"] == "bert" and c["vocab_size"] == 260
+assert c["hidden_act"] == "gelu" and c["pad_token_id"] == 256 and c["type_vocab_size"] == 2
+assert c["tie_word_embeddings"] is True and c["max_position_embeddings"] == 64
+assert (c["attncoda_cls_token_id"], c["attncoda_sep_token_id"], c["attncoda_mask_token_id"]) == (257, 258, 259)
+want = {"bert.embeddings.word_embeddings.weight": [260, 32], "bert.embeddings.position_embeddings.weight": [64, 32],
+        "bert.embeddings.token_type_embeddings.weight": [2, 32], "bert.embeddings.LayerNorm.bias": [32],
+        "bert.encoder.layer.1.attention.self.query.weight": [32, 32], "bert.encoder.layer.0.attention.self.key.bias": [32],
+        "bert.encoder.layer.0.intermediate.dense.weight": [64, 32], "bert.encoder.layer.1.output.dense.weight": [32, 64],
+        "bert.encoder.layer.1.output.LayerNorm.weight": [32], "cls.predictions.transform.dense.weight": [32, 32],
+        "cls.predictions.transform.LayerNorm.bias": [32], "cls.predictions.bias": [260]}
+for k, s in want.items():
+    assert h[k]["shape"] == s, (k, h[k]["shape"])
+assert len(h) == 5 + 16 * 2 + 5 and not any("pooler" in k or "decoder" in k for k in h)
+t = json.load(open(d + "/tokenizer.json", encoding="utf-8"))
+assert [(a["id"], a["content"]) for a in t["added_tokens"]] == [(256, "[PAD]"), (257, "[CLS]"), (258, "[SEP]"), (259, "[MASK]")]
+pp = t["post_processor"]
+assert pp["type"] == "TemplateProcessing" and pp["special_tokens"]["[CLS]"]["ids"] == [257]
+assert [list(x.values())[0]["id"] for x in pp["single"]] == ["[CLS]", "A", "[SEP]"]
+PY
+check "bert: BertForMaskedLM safetensors/config/tokenizer" "$PYTHON" "$T/bshape.py" "$T/b1"
+# The torch reference replays train's validation masks (its own MT19937) and must give the same
+# masked-LM loss and [CLS] mass per head: that checks the masking rule, the head and the encoder.
+check "bert: torch BertForMaskedLM on the replayed masks agrees with train's report" agree "$T/b1"
+cat >"$T/mstat.py" <<'PY'
+import sys
+sys.path.insert(0, "tests/ref")
+from train_torch import bert_windows, MASK
+text = open(sys.argv[1], "rb").read()
+ids, tg = bert_windows(text, 400, 64, 3)
+import torch
+sel = tg[:, 1:-1] >= 0
+n, N = sel.sum().item(), sel.numel()
+m = (ids[:, 1:-1][sel] == MASK).sum().item()
+same = (ids[:, 1:-1][sel] == tg[:, 1:-1][sel]).sum().item()
+print("# selected %.4f, of those [MASK] %.4f, unchanged %.4f, other byte %.4f" % (n / N, m / n, same / n, 1 - (m + same) / n))
+assert abs(n / N - 0.15) < 0.01 and abs(m / n - 0.8) < 0.02
+assert abs(same / n - 0.1 - 0.1 / 256) < 0.015 and abs(1 - (m + same) / n - 0.1 * 255 / 256) < 0.015
+assert (ids[:, 0] == 257).all() and (ids[:, -1] == 258).all() and (tg[:, 0] < 0).all() and (tg[:, -1] < 0).all()
+PY
+check "bert: the masking rule's shares (15 %; 80 / 10 / 10) over 24,800 positions" "$PYTHON" "$T/mstat.py" "$T/valid.txt"
+"$PYTHON" tests/ref/train_torch.py ids "$T/valid.txt" 16 64 "$T/bids.txt" bert
+bert_attn() {
+    "$BIN/extract" --model "$1" --ids "$T/bids.txt" "$T/b.h5" >/dev/null 2>"$T/ext.err" || { echo "# $(cat "$T/ext.err")"; return 1; }
+    local diff; diff=$("$PYTHON" tests/ref/train_torch.py attn "$1" "$T/bids.txt" "$T/b.h5") || return 1
+    echo "# bert: max |attention - torch reference| = $diff"
+    awk -v x="$diff" 'BEGIN{exit !(x < 1e-5)}'
+}
+check "bert: bin/extract loads it through the bert path, attention = torch reference (1e-5)" bert_attn "$T/b1"
+cat >"$T/bidir.py" <<'PY'
+import sys, h5py, numpy as np
+f = h5py.File(sys.argv[1], "r")
+P = np.exp(f["attention"][...].astype(np.float64))          # [S,L,H,T,T]
+T = P.shape[-1]
+upper = P[..., np.triu_indices(T, 1)[0], np.triu_indices(T, 1)[1]].sum(-1).mean()
+print("# bert: mean attention mass on later keys %.3f" % (upper / T))
+assert f.attrs["causal"] == 0 and np.allclose(P.sum(-1), 1, atol=1e-5) and upper / T > 0.2
+PY
+check "bert: the extracted attention is bidirectional (causal = 0, mass on later keys)" "$PYTHON" "$T/bidir.py" "$T/b.h5"
+check "bert: checkpoints load too (step 16)" bert_attn "$T/b1/checkpoints/step-000016"
