@@ -1,5 +1,6 @@
-/* train: fit a small GPT-2- or Llama-style byte-level model on a text file (the King James Bible
- * in the pipeline) and save it, with log-spaced checkpoints, as Hugging Face model directories. */
+/* train: fit a small GPT-2- or Llama-style byte-level model (or a BERT-style masked-LM encoder) on
+ * a text file (the King James Bible in the pipeline) and save it, with log-spaced checkpoints, as
+ * Hugging Face model directories. */
 #include "cli.h"
 #include "detmath.h"
 #include "train_io.h"
@@ -14,7 +15,7 @@
 
 static const char *USAGE =
     "Usage: train --config FILE --out DIR [options]\n"
-    "Train a byte-level transformer (GPT-2 or Llama style, as the recipe FILE says) on a text and\n"
+    "Train a byte-level transformer (GPT-2, Llama or BERT style, as the recipe FILE says) on a text and\n"
     "save it as Hugging Face directories: DIR/{config.json,model.safetensors,tokenizer.json} (the\n"
     "final model), DIR/checkpoints/step-NNNNNN/ (after 0, 16, 32, 64, ... updates and the last),\n"
     "DIR/train-log.tsv (training loss; validation loss, mean, largest and SD of the head sink\n"
@@ -32,6 +33,9 @@ static const char *USAGE =
     "rope_ntk_factor s: base rope_theta * s^(head_dim/(head_dim-2))) | alibi | none; default the\n"
     "family's own (gpt2 learned, llama rope). Other values are recorded in config.json as\n"
     "attncoda_position_encoding (docs/TRAIN.md, Position encodings).\n"
+    "family = bert: windows are [CLS] (257), T-2 bytes, [SEP] (258); 15% of the bytes are selected\n"
+    "(80% -> [MASK] 259, 10% a random byte, 10% kept; same mt19937), the loss is over those only,\n"
+    "and the model is saved as BertForMaskedLM; sink mass is then the mass on [CLS].\n"
     "Optimiser: AdamW with warmup then cosine decay to min_lr_ratio*lr, global gradient clipping;\n"
     "weight decay on matrices only (not on embeddings, norms, biases).\n"
     "\n"
