@@ -1,6 +1,8 @@
 #!/bin/bash
 # train: usage errors, a short run whose loss must fall, bit-identical reruns, the checkpoint
-# layout, the Hugging Face file shapes, and agreement with an independent PyTorch forward.
+# layout, the Hugging Face file shapes, and agreement with an independent PyTorch forward; every
+# position encoding (pos) on both bodies and the BERT-style encoder (family = bert) loaded back
+# through bin/extract against that reference.
 source tests/lib.sh
 TRAIN="$BIN/train"
 bible -f gen1:1-gen50:26 | sed 's/^[^ ]* //' >"$T/train.txt"
