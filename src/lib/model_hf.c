@@ -248,7 +248,11 @@ static void parse_trained_pos(hf_ctx *c, model_config *k) {
             ctx_fail(c, "config.json: rope_theta %.17g is not attncoda_rope_base_theta %g x "
                         "attncoda_rope_ntk_factor %g ^ (head_dim/(head_dim-2))", theta, base, s);
     }
-    if (pos == POS_ALIBI && k->n_head > 0) {
+    if (pos == POS_ALIBI && (k->n_head < 1 || k->n_head > 65536)) {   /* one slope per head, built here */
+        ctx_fail(c, "config.json: ALiBi with %d heads (1 to 65536)", k->n_head);
+        return;
+    }
+    if (pos == POS_ALIBI) {
         float *m = own(c, (size_t)k->n_head);
         for (int h = 0; h < k->n_head; h++) m[h] = (float)posenc_alibi_slope(h, k->n_head);
         k->alibi_slopes = m;
