@@ -1,5 +1,6 @@
-/* train: fit a small GPT-2- or Llama-style byte-level model on a text file (the King James Bible
- * in the pipeline) and save it, with log-spaced checkpoints, as Hugging Face model directories. */
+/* train: fit a small GPT-2- or Llama-style byte-level model (or a BERT-style masked-LM encoder) on
+ * a text file (the King James Bible in the pipeline) and save it, with log-spaced checkpoints, as
+ * Hugging Face model directories. */
 #include "cli.h"
 #include "detmath.h"
 #include "train_io.h"
@@ -14,7 +15,7 @@
 
 static const char *USAGE =
     "Usage: train --config FILE --out DIR [options]\n"
-    "Train a byte-level transformer (GPT-2 or Llama style, as the recipe FILE says) on a text and\n"
+    "Train a byte-level transformer (GPT-2, Llama or BERT style, as the recipe FILE says) on a text and\n"
     "save it as Hugging Face directories: DIR/{config.json,model.safetensors,tokenizer.json} (the\n"
     "final model), DIR/checkpoints/step-NNNNNN/ (after 0, 16, 32, 64, ... updates and the last),\n"
     "DIR/train-log.tsv (training loss; validation loss, mean, largest and SD of the head sink\n"
@@ -28,6 +29,13 @@ static const char *USAGE =
     "evenly spaced offsets. With synthetic_share > 0 that share of the training windows (drawn by a\n"
     "second mt19937 seeded by seed + 1000003) are text with trigger -> copy patterns inserted\n"
     "(synthetic_task backcopy | recall, synthetic_rate, synthetic_triggers; docs/TRAIN.md).\n"
+    "Position encoding: recipe key pos = learned | sinusoidal | rope | rope-ntk (with\n"
+    "rope_ntk_factor s: base rope_theta * s^(head_dim/(head_dim-2))) | alibi | none; default the\n"
+    "family's own (gpt2 learned, llama rope). Other values are recorded in config.json as\n"
+    "attncoda_position_encoding (docs/TRAIN.md, Position encodings).\n"
+    "family = bert: windows are [CLS] (257), T-2 bytes, [SEP] (258); 15% of the bytes are selected\n"
+    "(80% -> [MASK] 259, 10% a random byte, 10% kept; same mt19937), the loss is over those only,\n"
+    "and the model is saved as BertForMaskedLM; sink mass is then the mass on [CLS].\n"
     "Optimiser: AdamW with warmup then cosine decay to min_lr_ratio*lr, global gradient clipping;\n"
     "weight decay on matrices only (not on embeddings, norms, biases).\n"
     "\n"
@@ -96,6 +104,32 @@ typedef struct {
     size_t len;
 } corpus;
 
+/* BERT's masking (Devlin et al. 2019, §3.1): each byte position is selected with probability
+ * 0.15 (a Bernoulli draw per position, as Hugging Face's DataCollatorForLanguageModeling does);
+ * a selected byte becomes [MASK] with probability 0.8, a uniformly random byte with 0.1, and stays
+ * with 0.1. [CLS] and [SEP] are never selected. */
+#define MLM_SELECT 0.15
+#define MLM_AS_MASK 0.8
+#define MLM_AS_RANDOM 0.1
+
+/* family = bert. Sequence: [CLS], bytes start..start+T-3, [SEP]; targets: the original byte at the
+ * selected positions, -1 elsewhere. The masking draws come from rng after the window start. */
+static void make_window_bert(const corpus *c, size_t start, int T, gsl_rng *rng, int32_t *ids, int32_t *tg) {
+    ids[0] = TR_CLS;
+    ids[T - 1] = TR_SEP;
+    tg[0] = tg[T - 1] = -1;
+    for (int t = 1; t < T - 1; t++) {
+        int byte = c->text[start + t - 1];
+        ids[t] = byte;
+        tg[t] = -1;
+        if (gsl_rng_uniform(rng) >= MLM_SELECT) continue;
+        tg[t] = byte;
+        double u = gsl_rng_uniform(rng);
+        if (u < MLM_AS_MASK) ids[t] = TR_MASK;
+        else if (u < MLM_AS_MASK + MLM_AS_RANDOM) ids[t] = (int32_t)gsl_rng_uniform_int(rng, 256);
+    }
+}
+
 /* Sequence: BOS then bytes start..start+T-2; targets: bytes start..start+T-1. */
 static void make_window(const corpus *c, size_t start, int T, int32_t *ids, int32_t *tg) {
     ids[0] = TR_BOS;
@@ -159,10 +193,18 @@ typedef struct {
     double *sink;   /* [layers*heads] mean attention on position 0 */
 } eval_result;
 
-static void evaluate(const tm_model *m, tm_acts *a, int B, int T, const corpus *val, long nwin, eval_result *res) {
+/* bert: the validation masks come from a generator seeded by the recipe seed afresh at every
+ * evaluation, so every checkpoint is scored on the same masked positions. */
+static void evaluate(const tm_model *m, tm_acts *a, int B, int T, const corpus *val, long nwin, unsigned long seed,
+                     eval_result *res) {
     const tm_config *c = &m->c;
     int32_t *ids = xmalloc(sizeof(int32_t) * (size_t)B * T), *tg = xmalloc(sizeof(int32_t) * (size_t)B * T);
-    double tot = 0;
+    gsl_rng *mrng = NULL;
+    if (c->family == TM_BERT) {
+        mrng = gsl_rng_alloc(gsl_rng_mt19937);
+        gsl_rng_set(mrng, seed);
+    }
+    double tot = 0, counted = 0;
     memset(res->sink, 0, sizeof(double) * (size_t)c->n_layer * c->n_head);
     for (long done = 0; done < nwin;) {
         /* A short last batch is padded with window 0; only real windows are counted. */
@@ -170,11 +212,19 @@ static void evaluate(const tm_model *m, tm_acts *a, int B, int T, const corpus *
         for (int b = 0; b < B; b++) {
             long w = b < real ? done + b : 0;
             size_t start = (size_t)((double)w * (double)(val->len - T) / (double)nwin);
-            make_window(val, start, T, ids + (size_t)b * T, tg + (size_t)b * T);
+            if (!mrng) {
+                make_window(val, start, T, ids + (size_t)b * T, tg + (size_t)b * T);
+            } else if (b < real) {
+                make_window_bert(val, start, T, mrng, ids + (size_t)b * T, tg + (size_t)b * T);
+            } else {   /* padding: a copy of the batch's first window, so the masks stream is not used */
+                memcpy(ids + (size_t)b * T, ids, sizeof(int32_t) * T);
+                memcpy(tg + (size_t)b * T, tg, sizeof(int32_t) * T);
+            }
         }
         tm_forward(m, a, ids, tg);
         const float *rl = tm_acts_rowloss(a);
         for (int i = 0; i < real * T; i++) tot += rl[i];
+        for (int i = 0; i < real * T; i++) counted += tg[i] >= 0;
         for (int l = 0; l < c->n_layer; l++) {
             const float *P = tm_acts_attn(a, l);
             for (int h = 0; h < c->n_head; h++) {
@@ -186,7 +236,8 @@ static void evaluate(const tm_model *m, tm_acts *a, int B, int T, const corpus *
         }
         done += real;
     }
-    res->loss = tot / ((double)nwin * T);
+    res->loss = mrng ? (counted > 0 ? tot / counted : 0) : tot / ((double)nwin * T);
+    if (mrng) gsl_rng_free(mrng);
     for (int i = 0; i < c->n_layer * c->n_head; i++) res->sink[i] /= (double)nwin * (T - 1);
     free(ids);
     free(tg);
@@ -318,7 +369,7 @@ int main(int argc, char **argv) {
     tr_mkdirs(o.out);
     for (long step = 0;; step++) {
         if (is_checkpoint(step, steps)) {
-            evaluate(&m, ae, B, Te, &val, r.eval_windows, &ev);
+            evaluate(&m, ae, B, Te, &val, r.eval_windows, (unsigned long)r.seed, &ev);
             sink_summary ss = summarize_sinks(ev.sink, r.m.n_layer, r.m.n_head);
             sb_printf(&log, "%ld\t%ld\t-\t-\t%.6f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\n", step, step * B * T, ev.loss,
                       ss.mean, ss.max, ss.sd, ss.upper03, ss.upper08);
@@ -340,7 +391,8 @@ int main(int argc, char **argv) {
                 continue;
             }
             size_t start = gsl_rng_uniform_int(rng, (unsigned long)(tr.len - (size_t)T));
-            make_window(&tr, start, T, ids + (size_t)b * T, tg + (size_t)b * T);
+            if (r.m.family == TM_BERT) make_window_bert(&tr, start, T, rng, ids + (size_t)b * T, tg + (size_t)b * T);
+            else make_window(&tr, start, T, ids + (size_t)b * T, tg + (size_t)b * T);
         }
         double loss = tm_forward(&m, a, ids, tg);
         memset(m.g, 0, m.n_params * sizeof *m.g);

@@ -1,6 +1,8 @@
 #!/bin/bash
 # train: usage errors, a short run whose loss must fall, bit-identical reruns, the checkpoint
-# layout, the Hugging Face file shapes, and agreement with an independent PyTorch forward.
+# layout, the Hugging Face file shapes, and agreement with an independent PyTorch forward; every
+# position encoding (pos) on both bodies and the BERT-style encoder (family = bert) loaded back
+# through bin/extract against that reference.
 source tests/lib.sh
 TRAIN="$BIN/train"
 bible -f gen1:1-gen50:26 | sed 's/^[^ ]* //' >"$T/train.txt"
@@ -190,3 +192,161 @@ via_extract() {   # DIR FAMILY
 }
 check "gpt2: bin/extract loads the checkpoint, same attention and loss as train" via_extract "$T/g1" gpt2
 check "llama: bin/extract loads the checkpoint, same attention and loss as train" via_extract "$T/l1" llama
+
+# Position encodings (recipe key pos). Recipe errors name the key and the value.
+printf 'family = gpt2\nlayers = 2\nd_model = 32\nheads = 2\nd_ff = 64\npos = rotary\n' >"$T/badp.conf"
+expect_error "unknown pos names key and value" 1 \
+    "^train: $T/badp.conf: line 6: pos = rotary: want learned, sinusoidal, rope, rope-ntk, alibi or none$" - \
+    "$TRAIN" --config "$T/badp.conf" --out "$T/badp"
+printf 'family = gpt2\nlayers = 2\nd_model = 32\nheads = 2\nd_ff = 64\npos = rope-ntk\n' >"$T/badp2.conf"
+expect_error "pos = rope-ntk without its factor" 1 "^train: $T/badp2.conf: pos = rope-ntk needs rope_ntk_factor$" - \
+    "$TRAIN" --config "$T/badp2.conf" --out "$T/badp2"
+printf 'family = llama\nlayers = 2\nd_model = 32\nheads = 2\nd_ff = 64\nrope_ntk_factor = 4\n' >"$T/badp3.conf"
+expect_error "rope_ntk_factor with another pos" 1 "^train: $T/badp3.conf: rope_ntk_factor is only used with pos = rope-ntk \(pos = rope\)$" - \
+    "$TRAIN" --config "$T/badp3.conf" --out "$T/badp3"
+printf 'family = gpt2\nlayers = 2\nd_model = 32\nheads = 2\nd_ff = 64\npos = rope-ntk\nrope_ntk_factor = 0.5\n' >"$T/badp4.conf"
+expect_error "rope_ntk_factor below 1" 1 "^train: $T/badp4.conf: line 7: rope_ntk_factor = 0.5: want a number in \[1, " - \
+    "$TRAIN" --config "$T/badp4.conf" --out "$T/badp4"
+printf 'family = gpt2\nlayers = 2\nd_model = 8\nheads = 4\nd_ff = 64\npos = rope-ntk\nrope_ntk_factor = 2\n' >"$T/badp5.conf"
+expect_error "rope-ntk with head_dim 2" 1 "^train: $T/badp5.conf: rope-ntk needs head_dim >= 4$" - \
+    "$TRAIN" --config "$T/badp5.conf" --out "$T/badp5"
+check "recipes without pos record no pos key" bash -c "! head -1 '$T/g1/report.tsv' | grep -q '\"pos\"\|rope_ntk' &&
+    ! grep -q 'attncoda_position_encoding' '$T/g1/config.json' '$T/l1/config.json'"
+
+# Every encoding on both bodies: 16 updates, the config says what was trained, train's report
+# agrees with the PyTorch forward, and bin/extract loads the directory back with the attention
+# that the independent PyTorch reference (tests/ref/train_torch.py attn) computes, to 1e-5.
+cat >"$T/poscfg.py" <<'PY'
+import json, struct, sys
+d, body, pos = sys.argv[1:4]
+c = json.load(open(d + "/config.json"))
+raw = open(d + "/model.safetensors", "rb").read()
+names = set(json.loads(raw[8:8 + struct.unpack("<Q", raw[:8])[0]])) - {"__metadata__"}
+own = "learned" if body == "gpt2" else "rope"
+assert c.get("attncoda_position_encoding", own) == pos, c.get("attncoda_position_encoding")
+assert (pos == own) == ("attncoda_position_encoding" not in c)
+hd = 16 if body == "gpt2" else 8
+if pos == "rope-ntk":
+    assert c["attncoda_rope_base_theta"] == 10000 and c["attncoda_rope_ntk_factor"] == 4
+    assert abs(c["rope_theta"] - 10000 * 4 ** (hd / (hd - 2))) < 1e-9 * c["rope_theta"], c["rope_theta"]
+elif pos == "rope":
+    assert c["rope_theta"] == 10000
+else:
+    assert body == "gpt2" or "rope_scaling" not in c or c["rope_scaling"] is None
+table = "wpe.weight" if body == "gpt2" else "model.embed_positions.weight"
+assert (table in names) == (pos in ("learned", "sinusoidal")), sorted(names)
+PY
+"$PYTHON" tests/ref/train_torch.py ids "$T/valid.txt" 16 64 "$T/pids.txt"
+posround() {   # BODY POS: train, check config, report and the extract round trip
+    local base=$T/g.conf d=$T/pos-$1-$2
+    [ "$1" = llama ] && base=$T/l.conf
+    { cat "$base"; echo "pos = $2"; [ "$2" = rope-ntk ] && echo "rope_ntk_factor = 4"; } >"$d.conf"
+    run --config "$d.conf" --out "$d" --steps 16 --no-checkpoints || { echo "# train: $(cat "$T/stderr")"; return 1; }
+    "$PYTHON" "$T/poscfg.py" "$d" "$1" "$2" || return 1
+    agree "$d" || { echo "# report differs from the torch forward"; return 1; }
+    "$BIN/extract" --model "$d" --ids "$T/pids.txt" "$d.h5" >/dev/null 2>"$T/ext.err" || { echo "# extract: $(cat "$T/ext.err")"; return 1; }
+    local diff; diff=$("$PYTHON" tests/ref/train_torch.py attn "$d" "$T/pids.txt" "$d.h5") || return 1
+    echo "# $1 pos=$2: max |attention - torch reference| = $diff"
+    awk -v x="$diff" 'BEGIN{exit !(x < 1e-5)}'
+}
+for body in gpt2 llama; do
+    for pos in learned sinusoidal rope rope-ntk alibi none; do
+        check "$body pos=$pos: trains, config says so, extract's attention = torch reference (1e-5)" posround "$body" "$pos"
+    done
+done
+check "the encodings train different models" bash -c "! cmp -s '$T/pos-gpt2-alibi/model.safetensors' '$T/pos-gpt2-none/model.safetensors'"
+v=$(awk -F'\t' '$1=="val_loss"{print $4}' "$T/pos-gpt2-none/report.tsv")
+check "pos=none still learns in 16 updates (val loss $v < 4)" awk -v v="$v" 'BEGIN{exit !(v < 4)}'
+
+# The HF loader's side: a bad attncoda_position_encoding, an NTK base that is not the formula's.
+mkdir -p "$T/posbad1" "$T/posbad2"
+cp "$T/pos-gpt2-alibi/model.safetensors" "$T/pos-gpt2-alibi/tokenizer.json" "$T/posbad1/"
+sed 's/"attncoda_position_encoding": "alibi"/"attncoda_position_encoding": "xpos"/' "$T/pos-gpt2-alibi/config.json" >"$T/posbad1/config.json"
+expect_error "extract: unknown attncoda_position_encoding" 1 "^extract: $T/posbad1: config.json: 'attncoda_position_encoding' must be one of" \
+    "$T/posbad1.h5" "$BIN/extract" --model "$T/posbad1" --ids "$T/pids.txt" "$T/posbad1.h5"
+cp "$T/pos-llama-rope-ntk/model.safetensors" "$T/pos-llama-rope-ntk/tokenizer.json" "$T/posbad2/"
+sed 's/"attncoda_rope_ntk_factor": 4.0/"attncoda_rope_ntk_factor": 2.0/' "$T/pos-llama-rope-ntk/config.json" >"$T/posbad2/config.json"
+expect_error "extract: rope_theta that is not the NTK-aware base" 1 "^extract: $T/posbad2: config.json: rope_theta .* is not attncoda_rope_base_theta" \
+    "$T/posbad2.h5" "$BIN/extract" --model "$T/posbad2" --ids "$T/pids.txt" "$T/posbad2.h5"
+
+# family = bert: a BERT-style masked-LM encoder saved as BertForMaskedLM.
+printf 'family = bert\nlayers = 2\nd_model = 32\nheads = 2\nd_ff = 64\npos = rope\n' >"$T/badb1.conf"
+expect_error "bert with another pos" 1 "^train: $T/badb1.conf: bert is trained with pos = learned only$" - \
+    "$TRAIN" --config "$T/badb1.conf" --out "$T/badb1"
+printf 'family = bert\nlayers = 2\nd_model = 32\nheads = 2\nd_ff = 64\nsynthetic_share = 0.5\n' >"$T/badb2.conf"
+expect_error "bert with synthetic windows" 1 "^train: $T/badb2.conf: synthetic_share is for the causal families, not bert$" - \
+    "$TRAIN" --config "$T/badb2.conf" --out "$T/badb2"
+sed 's/family = gpt2/family = bert/' "$T/g.conf" >"$T/b.conf"
+run --config "$T/b.conf" --out "$T/b1" || fail "bert run failed: $(cat "$T/stderr")"
+run --config "$T/b.conf" --out "$T/b2" --threads 2
+check "bert: --threads 2 gives the same bytes as --threads 1 (every checkpoint)" diff -r "$T/b1" "$T/b2"
+b0=$(awk -F'\t' '$1=="0"{print $5}' "$T/b1/train-log.tsv")
+b1=$(awk -F'\t' '$1=="40" && $5!="-"{print $5}' "$T/b1/train-log.tsv")
+check "bert: initial masked-LM loss is ln 260 ($b0)" awk -v v="$b0" 'BEGIN{exit !(v > 5.50 && v < 5.62)}'
+check "bert: masked-LM loss falls in 40 steps ($b0 -> $b1)" awk -v v="$b1" 'BEGIN{exit !(v < 3.5)}'
+cat >"$T/bshape.py" <<'PY'
+import json, struct, sys
+d = sys.argv[1]
+raw = open(d + "/model.safetensors", "rb").read()
+h = json.loads(raw[8:8 + struct.unpack("<Q", raw[:8])[0]])
+h.pop("__metadata__")
+c = json.load(open(d + "/config.json"))
+assert c["architectures"] == ["BertForMaskedLM"] and c["model_type"] == "bert" and c["vocab_size"] == 260
+assert c["hidden_act"] == "gelu" and c["pad_token_id"] == 256 and c["type_vocab_size"] == 2
+assert c["tie_word_embeddings"] is True and c["max_position_embeddings"] == 64
+assert (c["attncoda_cls_token_id"], c["attncoda_sep_token_id"], c["attncoda_mask_token_id"]) == (257, 258, 259)
+want = {"bert.embeddings.word_embeddings.weight": [260, 32], "bert.embeddings.position_embeddings.weight": [64, 32],
+        "bert.embeddings.token_type_embeddings.weight": [2, 32], "bert.embeddings.LayerNorm.bias": [32],
+        "bert.encoder.layer.1.attention.self.query.weight": [32, 32], "bert.encoder.layer.0.attention.self.key.bias": [32],
+        "bert.encoder.layer.0.intermediate.dense.weight": [64, 32], "bert.encoder.layer.1.output.dense.weight": [32, 64],
+        "bert.encoder.layer.1.output.LayerNorm.weight": [32], "cls.predictions.transform.dense.weight": [32, 32],
+        "cls.predictions.transform.LayerNorm.bias": [32], "cls.predictions.bias": [260]}
+for k, s in want.items():
+    assert h[k]["shape"] == s, (k, h[k]["shape"])
+assert len(h) == 5 + 16 * 2 + 5 and not any("pooler" in k or "decoder" in k for k in h)
+t = json.load(open(d + "/tokenizer.json", encoding="utf-8"))
+assert [(a["id"], a["content"]) for a in t["added_tokens"]] == [(256, "[PAD]"), (257, "[CLS]"), (258, "[SEP]"), (259, "[MASK]")]
+pp = t["post_processor"]
+assert pp["type"] == "TemplateProcessing" and pp["special_tokens"]["[CLS]"]["ids"] == [257]
+assert [list(x.values())[0]["id"] for x in pp["single"]] == ["[CLS]", "A", "[SEP]"]
+PY
+check "bert: BertForMaskedLM safetensors/config/tokenizer" "$PYTHON" "$T/bshape.py" "$T/b1"
+# The torch reference replays train's validation masks (its own MT19937) and must give the same
+# masked-LM loss and [CLS] mass per head: that checks the masking rule, the head and the encoder.
+check "bert: torch BertForMaskedLM on the replayed masks agrees with train's report" agree "$T/b1"
+cat >"$T/mstat.py" <<'PY'
+import sys
+sys.path.insert(0, "tests/ref")
+from train_torch import bert_windows, MASK
+text = open(sys.argv[1], "rb").read()
+ids, tg = bert_windows(text, 400, 64, 3)
+import torch
+sel = tg[:, 1:-1] >= 0
+n, N = sel.sum().item(), sel.numel()
+m = (ids[:, 1:-1][sel] == MASK).sum().item()
+same = (ids[:, 1:-1][sel] == tg[:, 1:-1][sel]).sum().item()
+print("# selected %.4f, of those [MASK] %.4f, unchanged %.4f, other byte %.4f" % (n / N, m / n, same / n, 1 - (m + same) / n))
+assert abs(n / N - 0.15) < 0.01 and abs(m / n - 0.8) < 0.02
+assert abs(same / n - 0.1 - 0.1 / 256) < 0.015 and abs(1 - (m + same) / n - 0.1 * 255 / 256) < 0.015
+assert (ids[:, 0] == 257).all() and (ids[:, -1] == 258).all() and (tg[:, 0] < 0).all() and (tg[:, -1] < 0).all()
+PY
+check "bert: the masking rule's shares (15 %; 80 / 10 / 10) over 24,800 positions" "$PYTHON" "$T/mstat.py" "$T/valid.txt"
+"$PYTHON" tests/ref/train_torch.py ids "$T/valid.txt" 16 64 "$T/bids.txt" bert
+bert_attn() {
+    "$BIN/extract" --model "$1" --ids "$T/bids.txt" "$T/b.h5" >/dev/null 2>"$T/ext.err" || { echo "# $(cat "$T/ext.err")"; return 1; }
+    local diff; diff=$("$PYTHON" tests/ref/train_torch.py attn "$1" "$T/bids.txt" "$T/b.h5") || return 1
+    echo "# bert: max |attention - torch reference| = $diff"
+    awk -v x="$diff" 'BEGIN{exit !(x < 1e-5)}'
+}
+check "bert: bin/extract loads it through the bert path, attention = torch reference (1e-5)" bert_attn "$T/b1"
+cat >"$T/bidir.py" <<'PY'
+import sys, h5py, numpy as np
+f = h5py.File(sys.argv[1], "r")
+P = np.exp(f["attention"][...].astype(np.float64))          # [S,L,H,T,T]
+T = P.shape[-1]
+upper = P[..., np.triu_indices(T, 1)[0], np.triu_indices(T, 1)[1]].sum(-1).mean()
+print("# bert: mean attention mass on later keys %.3f" % (upper / T))
+assert f.attrs["causal"] == 0 and np.allclose(P.sum(-1), 1, atol=1e-5) and upper / T > 0.2
+PY
+check "bert: the extracted attention is bidirectional (causal = 0, mass on later keys)" "$PYTHON" "$T/bidir.py" "$T/b.h5"
+check "bert: checkpoints load too (step 16)" bert_attn "$T/b1/checkpoints/step-000016"

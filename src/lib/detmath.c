@@ -27,5 +27,6 @@ static double rounded(int prec, int (*f)(mpfr_ptr, mpfr_srcptr, mpfr_rnd_t), dou
 }
 
 double det_cos(double x) { return rounded(53, mpfr_cos, x); }
+double det_sin(double x) { return rounded(53, mpfr_sin, x); }
 float det_sinf(float x) { return (float)rounded(24, mpfr_sin, x); }
 float det_cosf(float x) { return (float)rounded(24, mpfr_cos, x); }

@@ -22,5 +22,6 @@ float det_sinf(float x);              /* correctly rounded (MPFR): RoPE tables o
 float det_cosf(float x);
 double det_pow(double x, double y);   /* x^y, correctly rounded (MPFR) */
 double det_cos(double x);             /* cos x, correctly rounded (MPFR) */
+double det_sin(double x);             /* sin x, correctly rounded (MPFR): sinusoidal tables */
 
 #endif

@@ -122,6 +122,12 @@ static void log_softmax_rows(float *S, float *P, int T, int causal, int window, 
     }
 }
 
+/* ALiBi (Press et al. 2022): score(t, j) += −slope·|t − j|, the same float operation as train's. */
+static void alibi_bias(float *S, int T, float slope) {
+    for (int t = 0; t < T; t++)
+        for (int j = 0; j < T; j++) S[(size_t)t * T + j] += slope * (float)-abs(t - j);
+}
+
 /* Gemma2's soft-cap, cap·tanh(s/cap), in float32 over n values. */
 static void softcap(float *s, size_t n, float cap) {
     for (size_t i = 0; i < n; i++) s[i] = cap * det_tanhf(s[i] / cap);
@@ -185,6 +191,7 @@ static void attention(const model *m, workspace *w, int l, const uint8_t *valid,
         const float *kh = w->k + row0 * kd + (size_t)(h / rep) * hd, *vh = w->v + row0 * kd + (size_t)(h / rep) * hd;
         float *oh = w->ctx + row0 * qd + (size_t)h * hd;
         gemm_f32(0, 1, T, T, hd, scale, qh, qd, kh, kd, 0.0f, S, T);
+        if (c->alibi_slopes) alibi_bias(S, T, c->alibi_slopes[h]);
         if (c->attn_softcap > 0) softcap(S, tt, c->attn_softcap);
         log_softmax_rows(S, P, T, c->causal, window, valid ? valid + row0 : NULL);
         if (head_keep && !head_keep[(size_t)l * nh + h]) {

@@ -55,6 +55,8 @@ typedef struct {
     /* ViT (hf-checkpoints-more.md §2): square images of image_size pixels, patch_size patches,
      * T = max_pos = 1 + (image_size/patch_size)²; vocab is the number of classes. 0 elsewhere. */
     int image_size, patch_size, n_channels;
+    const float *alibi_slopes; /* [n_head] ALiBi slopes m_h (score += −m_h·|t − j|), or NULL: models
+                                * trained here with attncoda_position_encoding = alibi */
 } model_config;
 
 typedef struct {

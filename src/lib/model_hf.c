@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "detmath.h"
 #include "model.h"
+#include "posenc.h"
 #include "safetensors.h"
 
 typedef struct {
@@ -213,6 +214,48 @@ static void parse_rope(hf_ctx *c, model_config *k) {
         model_rope_llama3(k->inv_freq, k->rotary_dim, factor, lo, hi, orig);
     } else {
         ctx_fail(c, "config.json: rope type '%s' is not supported (default, linear, dynamic, llama3)", type);
+    }
+}
+
+static float *own(hf_ctx *c, size_t n);
+
+/* Position encodings of models trained here (bin/train, docs/TRAIN.md "Position encodings") that
+ * Hugging Face cannot express on these bodies, named by attncoda_position_encoding: RoPE on GPT-2
+ * (rope_theta is the base in use), a learned or sinusoidal table on Llama (the tensor
+ * embed_positions.weight), ALiBi and none on either. Sinusoidal on GPT-2 keeps its table in
+ * wpe.weight and rope-ntk on Llama its scaled base in rope_theta, so HF reads those two as is. */
+static void parse_trained_pos(hf_ctx *c, model_config *k) {
+    json_t *v = json_object_get(c->cfg, "attncoda_position_encoding");
+    if (!v) return;
+    int pos = json_is_string(v) ? posenc_parse(json_string_value(v)) : -1;
+    if (pos < 0) {
+        ctx_fail(c, "config.json: 'attncoda_position_encoding' must be one of " POSENC_CHOICES);
+        return;
+    }
+    if (k->family != FAM_GPT2 && k->family != FAM_LLAMA) {
+        ctx_fail(c, "config.json: 'attncoda_position_encoding' is only defined for gpt2 and llama");
+        return;
+    }
+    int rope = pos == POS_ROPE || pos == POS_ROPE_NTK;
+    k->learned_pos = pos == POS_LEARNED || pos == POS_SINUSOIDAL;
+    if (rope && k->family == FAM_GPT2) parse_rope(c, k);
+    if (!rope) k->rotary_dim = 0;
+    if (pos == POS_ROPE_NTK) {   /* the stored base must be the one the formula gives */
+        double base = CFG(c, 0, "attncoda_rope_base_theta"), s = CFG(c, 0, "attncoda_rope_ntk_factor");
+        double theta = CFG(c, 10000, "rope_theta");
+        double want = base > 0 && s >= 1 && k->head_dim >= 4 ? posenc_ntk_theta(base, s, k->head_dim) : -1;
+        if (!c->failed && !(want > 0 && fabs(theta - want) <= 1e-12 * want))
+            ctx_fail(c, "config.json: rope_theta %.17g is not attncoda_rope_base_theta %g x "
+                        "attncoda_rope_ntk_factor %g ^ (head_dim/(head_dim-2))", theta, base, s);
+    }
+    if (pos == POS_ALIBI && (k->n_head < 1 || k->n_head > 65536)) {   /* one slope per head, built here */
+        ctx_fail(c, "config.json: ALiBi with %d heads (1 to 65536)", k->n_head);
+        return;
+    }
+    if (pos == POS_ALIBI) {
+        float *m = own(c, (size_t)k->n_head);
+        for (int h = 0; h < k->n_head; h++) m[h] = (float)posenc_alibi_slope(h, k->n_head);
+        k->alibi_slopes = m;
     }
 }
 
@@ -559,6 +602,7 @@ static void parse_config(hf_ctx *c, model_config *k) {
                  k->head_dim, k->d_ff, k->vocab);
     if (!c->failed && (k->family == FAM_NEOX || k->family == FAM_LLAMA || k->family == FAM_QWEN2))
         parse_rope(c, k);
+    if (!c->failed) parse_trained_pos(c, k);
     k->block = k->post_ln ? BLOCK_POST_LN : k->parallel_residual ? BLOCK_PARALLEL : BLOCK_PRE_LN;
 }
 
@@ -1013,7 +1057,7 @@ static void load_weights(hf_ctx *c, model *m) {
     case FAM_GPT2:
         pick_prefix(c, gpt2, "wte.weight");
         w->tok_emb = get(c, 0, v, d, "wte.weight");
-        w->pos_emb = get(c, 0, k->max_pos, d, "wpe.weight");
+        w->pos_emb = k->learned_pos ? get(c, 0, k->max_pos, d, "wpe.weight") : NULL;
         get_ln(c, &w->lnf_w, &w->lnf_b, d, "ln_f");
         for (int l = 0; l < k->n_layer; l++) load_gpt2_layer(c, k, &w->layers[l], l);
         load_head(c, k, w, "lm_head.weight");
@@ -1029,6 +1073,7 @@ static void load_weights(hf_ctx *c, model *m) {
     case FAM_QWEN2:
         pick_prefix(c, llama, "embed_tokens.weight");
         w->tok_emb = get(c, 0, v, d, "embed_tokens.weight");
+        if (k->learned_pos) w->pos_emb = get(c, 0, k->max_pos, d, "embed_positions.weight");
         w->lnf_w = get(c, 0, d, 0, "norm.weight");
         for (int l = 0; l < k->n_layer; l++) load_llama_layer(c, k, &w->layers[l], l);
         load_head(c, k, w, "lm_head.weight");

@@ -41,6 +41,7 @@ static void recipe_defaults(tr_recipe *r) {
     r->m.ctx = 128;
     r->m.norm_eps = 1e-5;
     r->m.rope_theta = 10000;
+    r->m.pos = -1;   /* the family's own: gpt2 learned, llama rope */
     r->lr = 3e-3;
     r->min_lr_ratio = 0.1;
     r->warmup = 50;
@@ -86,6 +87,7 @@ static int set_key(tr_recipe *r, const char *path, int ln, const char *k, const 
     DBL("synthetic_share", r->synthetic_share, 0, 1)
     DBL("synthetic_rate", r->synth.rate, 0, 0.5)
     INT("synthetic_triggers", r->synth.triggers, 1, 64)
+    DBL("rope_ntk_factor", r->rope_ntk_factor, 1, 1e6)
 #undef INT
 #undef LNG
 #undef DBL
@@ -105,10 +107,17 @@ static int set_key(tr_recipe *r, const char *path, int ln, const char *k, const 
         else die_data(path, "line %d: synthetic_task = %s: want backcopy or recall", ln, v);
         return 1;
     }
+    if (!strcmp(k, "pos")) {
+        m->pos = posenc_parse(v);
+        if (m->pos < 0) die_data(path, "line %d: pos = %s: want " POSENC_CHOICES, ln, v);
+        return 1;
+    }
     if (!strcmp(k, "family")) {
         if (!strcmp(v, "gpt2")) m->family = TM_GPT2;
         else if (!strcmp(v, "llama")) m->family = TM_LLAMA;
-        else die_data(path, "line %d: family = %s: want gpt2 or llama", ln, v);
+        else if (!strcmp(v, "bert")) m->family = TM_BERT;
+        else die_data(path, "line %d: family = %s: want gpt2, llama or bert", ln, v);
+        m->vocab = m->family == TM_BERT ? TR_VOCAB_BERT : TR_VOCAB;
         snprintf(r->family, sizeof r->family, "%s", v);
         return 1;
     }
@@ -134,7 +143,9 @@ void tr_recipe_load(tr_recipe *r, const char *path) {
     }
     free(text);
     tm_config *m = &r->m;
-    if (m->family < 0) die_data(path, "family missing (gpt2 or llama)");
+    if (m->family < 0) die_data(path, "family missing (gpt2, llama or bert)");
+    if (m->family == TM_BERT && r->synthetic_share > 0)
+        die_data(path, "synthetic_share is for the causal families, not bert");
     if (!m->n_layer || !m->d_model || !m->n_head || !m->d_ff) die_data(path, "layers, d_model, heads and d_ff are required");
     if (!m->n_kv_head) m->n_kv_head = m->n_head;
     if (!m->head_dim) {
@@ -143,8 +154,14 @@ void tr_recipe_load(tr_recipe *r, const char *path) {
     }
     if (!r->eval_context) r->eval_context = m->ctx;
     if (r->eval_context > m->ctx) die_data(path, "eval_context = %ld is larger than context = %d", r->eval_context, m->ctx);
+    if (m->pos < 0) m->pos = m->family == TM_LLAMA ? POS_ROPE : POS_LEARNED;
+    if (m->pos == POS_ROPE_NTK && r->rope_ntk_factor == 0) die_data(path, "pos = rope-ntk needs rope_ntk_factor");
+    if (m->pos != POS_ROPE_NTK && r->rope_ntk_factor != 0)
+        die_data(path, "rope_ntk_factor is only used with pos = rope-ntk (pos = %s)", posenc_name(m->pos));
     const char *why = tm_config_problem(m);
     if (why) die_data(path, "%s", why);
+    r->rope_base = m->rope_theta;
+    if (m->pos == POS_ROPE_NTK) m->rope_theta = posenc_ntk_theta(r->rope_base, r->rope_ntk_factor, m->head_dim);
     if (!r->name[0]) {
         const char *b = strrchr(path, '/');
         snprintf(r->name, sizeof r->name, "%s", b ? b + 1 : path);
@@ -166,7 +183,8 @@ void tr_recipe_prov(const tr_recipe *r, prov *p) {
     prov_opt_int(p, "context", m->ctx);
     prov_opt_int(p, "vocab", m->vocab);
     prov_opt_dbl(p, "norm_eps", m->norm_eps);
-    if (m->family == TM_LLAMA) prov_opt_dbl(p, "rope_theta", m->rope_theta);
+    int rope = m->pos == POS_ROPE || m->pos == POS_ROPE_NTK;
+    if (rope) prov_opt_dbl(p, "rope_theta", r->rope_base);
     prov_opt_dbl(p, "lr", r->lr);
     prov_opt_dbl(p, "min_lr_ratio", r->min_lr_ratio);
     prov_opt_dbl(p, "warmup", r->warmup);
@@ -180,6 +198,8 @@ void tr_recipe_prov(const tr_recipe *r, prov *p) {
     prov_opt_int(p, "eval_windows", r->eval_windows);
     /* Recorded only where they differ from the defaults, so that older recipes keep their bytes. */
     if (r->eval_context != m->ctx) prov_opt_int(p, "eval_context", r->eval_context);
+    if (m->pos != (m->family == TM_LLAMA ? POS_ROPE : POS_LEARNED)) prov_opt_str(p, "pos", posenc_name(m->pos));
+    if (m->pos == POS_ROPE_NTK) prov_opt_dbl(p, "rope_ntk_factor", r->rope_ntk_factor);
     if (r->synthetic_share > 0) {
         prov_opt_dbl(p, "synthetic_share", r->synthetic_share);
         prov_opt_str(p, "synthetic_task", r->synth.task == TR_SYNTH_RECALL ? "recall" : "backcopy");
@@ -225,33 +245,92 @@ static void byte_symbol(int b, char out[4]) {
     }
 }
 
-char *tr_tokenizer_json(void) {
+static json_t *special_token(int id, const char *content) {
+    return json_pack("{s:i,s:s,s:b,s:b,s:b,s:b,s:b}", "id", id, "content", content, "single_word", 0, "lstrip", 0,
+                     "rstrip", 0, "normalized", 0, "special", 1);
+}
+
+/* BERT's post-processor: [CLS] $A [SEP] (pairs: [CLS] $A [SEP] $B [SEP], type ids 0 and 1). */
+static json_t *bert_template(void) {
+    json_t *t = json_pack("{s:s,s:[{s:{s:s,s:i}},{s:{s:s,s:i}},{s:{s:s,s:i}}],"
+                          "s:[{s:{s:s,s:i}},{s:{s:s,s:i}},{s:{s:s,s:i}},{s:{s:s,s:i}},{s:{s:s,s:i}}],"
+                          "s:{s:{s:s,s:[i],s:[s]},s:{s:s,s:[i],s:[s]}}}",
+                          "type", "TemplateProcessing",
+                          "single", "SpecialToken", "id", "[CLS]", "type_id", 0, "Sequence", "id", "A", "type_id", 0,
+                          "SpecialToken", "id", "[SEP]", "type_id", 0,
+                          "pair", "SpecialToken", "id", "[CLS]", "type_id", 0, "Sequence", "id", "A", "type_id", 0,
+                          "SpecialToken", "id", "[SEP]", "type_id", 0, "Sequence", "id", "B", "type_id", 1,
+                          "SpecialToken", "id", "[SEP]", "type_id", 1,
+                          "special_tokens", "[CLS]", "id", "[CLS]", "ids", TR_CLS, "tokens", "[CLS]",
+                          "[SEP]", "id", "[SEP]", "ids", TR_SEP, "tokens", "[SEP]");
+    if (!t) die_usage("internal error: bert post-processor template");
+    return t;
+}
+
+char *tr_tokenizer_json(int family) {
     json_t *vocab = json_object();
     for (int b = 0; b < 256; b++) {
         char sym[4];
         byte_symbol(b, sym);
         json_object_set_new(vocab, sym, json_integer(b));
     }
-    json_t *bos = json_pack("{s:i,s:s,s:b,s:b,s:b,s:b,s:b}", "id", TR_BOS, "content", "<|bos|>", "single_word", 0,
-                            "lstrip", 0, "rstrip", 0, "normalized", 0, "special", 1);
+    json_t *added = json_array();
+    if (family == TM_BERT) {
+        json_array_append_new(added, special_token(TR_PAD, "[PAD]"));
+        json_array_append_new(added, special_token(TR_CLS, "[CLS]"));
+        json_array_append_new(added, special_token(TR_SEP, "[SEP]"));
+        json_array_append_new(added, special_token(TR_MASK, "[MASK]"));
+    } else {
+        json_array_append_new(added, special_token(TR_BOS, "<|bos|>"));
+    }
     json_t *model = json_pack("{s:s,s:n,s:n,s:n,s:n,s:b,s:b,s:b,s:o,s:[]}", "type", "BPE", "dropout", "unk_token",
                               "continuing_subword_prefix", "end_of_word_suffix", "fuse_unk", 0, "byte_fallback", 0,
                               "ignore_merges", 0, "vocab", vocab, "merges");
-    json_t *t = json_pack("{s:s,s:n,s:n,s:[o],s:n,s:{s:s,s:b,s:b,s:b},s:n,s:{s:s,s:b,s:b,s:b},s:o}", "version", "1.0",
-                          "truncation", "padding", "added_tokens", bos, "normalizer", "pre_tokenizer", "type",
+    json_t *t = json_pack("{s:s,s:n,s:n,s:o,s:n,s:{s:s,s:b,s:b,s:b},s:n,s:{s:s,s:b,s:b,s:b},s:o}", "version", "1.0",
+                          "truncation", "padding", "added_tokens", added, "normalizer", "pre_tokenizer", "type",
                           "ByteLevel", "add_prefix_space", 0, "trim_offsets", 1, "use_regex", 0, "post_processor",
                           "decoder", "type", "ByteLevel", "add_prefix_space", 0, "trim_offsets", 1, "use_regex", 0,
                           "model", model);
     if (!t) die_usage("internal error: tokenizer.json template");
+    if (family == TM_BERT) json_object_set_new(t, "post_processor", bert_template());
     char *s = json_dumps(t, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(t);
     return s;
 }
 
+/* What a non-default position encoding adds to config.json (docs/TRAIN.md, "Position encodings").
+ * Hugging Face itself reads rope_theta (so rope-ntk on Llama loads in HF as trained: the scaled
+ * base is the base) and wpe.weight (sinusoidal on GPT-2: the fixed table is stored there);
+ * attncoda_position_encoding is what it cannot express and src/lib/model_hf.c reads. The family's
+ * own encoding adds nothing, so those files keep their bytes. */
+static void set_position_keys(json_t *c, const tr_recipe *r) {
+    const tm_config *m = &r->m;
+    if (m->pos == (m->family == TM_LLAMA ? POS_ROPE : POS_LEARNED)) return;
+    json_object_set_new(c, "attncoda_position_encoding", json_string(posenc_name(m->pos)));
+    if (m->pos == POS_ROPE || m->pos == POS_ROPE_NTK) json_object_set_new(c, "rope_theta", json_real(m->rope_theta));
+    if (m->pos == POS_ROPE_NTK) {
+        json_object_set_new(c, "attncoda_rope_base_theta", json_real(r->rope_base));
+        json_object_set_new(c, "attncoda_rope_ntk_factor", json_real(r->rope_ntk_factor));
+    }
+}
+
 static char *config_json(const tr_recipe *r, const char *prov_json, long step) {
     const tm_config *m = &r->m;
     json_t *c;
-    if (m->family == TM_GPT2) {
+    if (m->family == TM_BERT) {
+        c = json_pack("{s:[s],s:s,s:i,s:i,s:i,s:i,s:i,s:s,s:f,s:f,s:i,s:i,s:f,s:f,s:i,s:s,s:b}",
+                      "architectures", "BertForMaskedLM", "model_type", "bert", "vocab_size", m->vocab,
+                      "hidden_size", m->d_model, "num_hidden_layers", m->n_layer, "num_attention_heads", m->n_head,
+                      "intermediate_size", m->d_ff, "hidden_act", "gelu", "hidden_dropout_prob", 0.0,
+                      "attention_probs_dropout_prob", 0.0, "max_position_embeddings", m->ctx, "type_vocab_size", 2,
+                      "initializer_range", 0.02, "layer_norm_eps", m->norm_eps, "pad_token_id", TR_PAD,
+                      "position_embedding_type", "absolute", "tie_word_embeddings", 1);
+        if (c) {   /* not BertConfig keys: which ids the special tokens have (tokenizer.json has them too) */
+            json_object_set_new(c, "attncoda_cls_token_id", json_integer(TR_CLS));
+            json_object_set_new(c, "attncoda_sep_token_id", json_integer(TR_SEP));
+            json_object_set_new(c, "attncoda_mask_token_id", json_integer(TR_MASK));
+        }
+    } else if (m->family == TM_GPT2) {
         c = json_pack("{s:[s],s:s,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:s,s:f,s:b,s:b,s:b,s:b,s:f,s:f,s:f,s:i,s:i}",
                       "architectures", "GPT2LMHeadModel", "model_type", "gpt2", "vocab_size", m->vocab,
                       "n_positions", m->ctx, "n_ctx", m->ctx, "n_embd", m->d_model, "n_layer", m->n_layer,
@@ -270,6 +349,7 @@ static char *config_json(const tr_recipe *r, const char *prov_json, long step) {
                       "tie_word_embeddings", 0, "bos_token_id", TR_BOS, "eos_token_id", TR_BOS);
     }
     if (!c) die_usage("internal error: config.json template");
+    set_position_keys(c, r);
     json_object_set_new(c, "torch_dtype", json_string("float32"));
     json_object_set_new(c, "attncoda_step", json_integer(step));
     json_object_set_new(c, "attncoda_provenance", json_string(prov_json));
@@ -296,13 +376,17 @@ void tr_save_hf(const char *dir, const tr_recipe *r, const tm_model *m, const ch
     free(cj);
     free(p);
     p = join(dir, "tokenizer.json");
-    char *tj = tr_tokenizer_json();
+    char *tj = tr_tokenizer_json(r->m.family);
     cli_write_bytes(p, tj, strlen(tj));
     free(tj);
     free(p);
     st_writer *w = st_write_new();
     for (int i = 0; i < m->nt; i++)
         st_write_add_f32(w, m->t[i].name, m->w + m->t[i].off, m->t[i].ndim, m->t[i].shape);
+    if (m->pos_tab) {   /* the fixed sinusoidal table, where the learned one would be */
+        int64_t shape[2] = {m->c.ctx, m->c.d_model};
+        st_write_add_f32(w, m->c.family == TM_GPT2 ? "wpe.weight" : "model.embed_positions.weight", m->pos_tab, 2, shape);
+    }
     st_write_meta(w, "provenance", prov_json);
     char stepbuf[32];
     snprintf(stepbuf, sizeof stepbuf, "%ld", step);

@@ -8,11 +8,19 @@
 
 #define TR_BOS 256          /* the byte tokenizer's one special id */
 #define TR_VOCAB 257        /* 256 bytes + BOS */
+/* family = bert: bytes plus BERT's four special tokens */
+#define TR_PAD 256
+#define TR_CLS 257
+#define TR_SEP 258
+#define TR_MASK 259
+#define TR_VOCAB_BERT 260
 
 typedef struct {
     char name[128];
-    char family[16];        /* gpt2 | llama */
-    tm_config m;            /* architecture (vocab = TR_VOCAB) */
+    char family[16];        /* gpt2 | llama | bert */
+    tm_config m;            /* architecture (vocab = TR_VOCAB); m.pos from `pos`, m.rope_theta the base in use */
+    double rope_base;       /* the recipe's rope_theta (rope-ntk scales it into m.rope_theta) */
+    double rope_ntk_factor; /* rope-ntk's scale factor s (0 = not given) */
     double lr, min_lr_ratio, warmup, weight_decay, beta1, beta2, adam_eps, grad_clip;
     long batch, steps_full, steps_quick, seed, eval_windows;
     long eval_context;      /* T of the validation windows (default: context) */
@@ -31,7 +39,8 @@ void tr_recipe_prov(const tr_recipe *r, struct prov *p);
  * through a temporary name. prov_json goes into the safetensors __metadata__ ("provenance")
  * and, with the step, into config.json ("attncoda_provenance", "attncoda_step"). */
 void tr_save_hf(const char *dir, const tr_recipe *r, const tm_model *m, const char *prov_json, long step);
-/* The byte-level tokenizer.json text (malloc'd). */
-char *tr_tokenizer_json(void);
+/* The byte-level tokenizer.json text (malloc'd); bert: with [PAD] [CLS] [SEP] [MASK] and the
+ * [CLS] $A [SEP] template. */
+char *tr_tokenizer_json(int family);
 void tr_mkdirs(const char *dir);   /* mkdir -p; dies on failure */
 #endif

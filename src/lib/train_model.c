@@ -21,12 +21,14 @@
 #define LOG log
 #define COS cos
 #define SIN sin
+#define ERF erf
 #else
 #define GEMM gemm_f32
 #define EXP det_expf
 #define LOG det_logf
 #define COS det_cosf
 #define SIN det_sinf
+#define ERF det_erff
 #endif
 
 enum { CONV1D, LINEAR };   /* weight layouts: [in,out] (GPT-2) and [out,in] (nn.Linear) */
@@ -35,15 +37,22 @@ enum { CONV1D, LINEAR };   /* weight layouts: [in,out] (GPT-2) and [out,in] (nn.
 /* ---------------------------------------------------------------- layout */
 
 const char *TM(tm_config_problem)(const tm_config *c) {
-    if (c->family != TM_GPT2 && c->family != TM_LLAMA) return "unknown family";
+    if (c->family != TM_GPT2 && c->family != TM_LLAMA && c->family != TM_BERT) return "unknown family";
     if (c->n_layer < 1 || c->d_model < 2 || c->n_head < 1 || c->d_ff < 1 || c->vocab < 2 || c->ctx < 2)
         return "layers, d_model, heads, d_ff, vocab and context must be positive";
     if (c->n_kv_head < 1 || c->n_head % c->n_kv_head) return "heads must be a multiple of kv_heads";
     if (c->head_dim < 2 || c->head_dim % 2) return "head_dim must be even";
     if (c->family == TM_GPT2 && (c->n_kv_head != c->n_head || c->head_dim * c->n_head != c->d_model))
         return "gpt2 needs kv_heads = heads and d_model = heads * head_dim";
+    if (c->family == TM_BERT && (c->n_kv_head != c->n_head || c->head_dim * c->n_head != c->d_model))
+        return "bert needs kv_heads = heads and d_model = heads * head_dim";
+    if (c->family == TM_BERT && c->pos != POS_LEARNED) return "bert is trained with pos = learned only";
+    if (c->pos < 0 || c->pos >= POS_COUNT) return "unknown position encoding";
+    if (c->pos == POS_ROPE_NTK && c->head_dim < 4) return "rope-ntk needs head_dim >= 4";
     return NULL;
 }
+
+static int uses_rope(const tm_config *c) { return c->pos == POS_ROPE || c->pos == POS_ROPE_NTK; }
 
 static size_t add_tensor(tm_model *m, const char *name, int ndim, int64_t d0, int64_t d1, int kind) {
     m->t = xrealloc(m->t, (size_t)(m->nt + 1) * sizeof *m->t);
@@ -65,7 +74,7 @@ static void layout_gpt2(tm_model *m) {
     int64_t d = c->d_model, f = c->d_ff;
     char nm[80];
     m->wte = add_tensor(m, "wte.weight", 2, c->vocab, d, TM_T_EMBED);
-    m->wpe = add_tensor(m, "wpe.weight", 2, c->ctx, d, TM_T_EMBED);
+    m->wpe = c->pos == POS_LEARNED ? add_tensor(m, "wpe.weight", 2, c->ctx, d, TM_T_EMBED) : NOFF;
     for (int l = 0; l < c->n_layer; l++) {
         tm_layer_off *L = &m->L[l];
 #define T_(field, suffix, nd, a, b, kind) \
@@ -94,7 +103,8 @@ static void layout_llama(tm_model *m) {
             kv = (int64_t)c->n_kv_head * c->head_dim;
     char nm[80];
     m->wte = add_tensor(m, "model.embed_tokens.weight", 2, c->vocab, d, TM_T_EMBED);
-    m->wpe = NOFF;
+    /* not a Llama tensor: config.json says attncoda_position_encoding = learned (docs/TRAIN.md) */
+    m->wpe = c->pos == POS_LEARNED ? add_tensor(m, "model.embed_positions.weight", 2, c->ctx, d, TM_T_EMBED) : NOFF;
     for (int l = 0; l < c->n_layer; l++) {
         tm_layer_off *L = &m->L[l];
 #undef T_
@@ -117,14 +127,65 @@ static void layout_llama(tm_model *m) {
     m->lm_head = add_tensor(m, "lm_head.weight", 2, c->vocab, d, TM_T_MATRIX);
 }
 
+/* BertForMaskedLM's state dict (no pooler; cls.predictions.decoder is tied to the word embeddings
+ * and its bias is cls.predictions.bias, so neither is stored twice). */
+static void layout_bert(tm_model *m) {
+    const tm_config *c = &m->c;
+    int64_t d = c->d_model, f = c->d_ff;
+    char nm[96];
+    m->wte = add_tensor(m, "bert.embeddings.word_embeddings.weight", 2, c->vocab, d, TM_T_EMBED);
+    m->wpe = add_tensor(m, "bert.embeddings.position_embeddings.weight", 2, c->ctx, d, TM_T_EMBED);
+    m->wtype = add_tensor(m, "bert.embeddings.token_type_embeddings.weight", 2, 2, d, TM_T_EMBED);
+    m->emb_ln_w = add_tensor(m, "bert.embeddings.LayerNorm.weight", 1, d, 1, TM_T_ONES);
+    m->emb_ln_b = add_tensor(m, "bert.embeddings.LayerNorm.bias", 1, d, 1, TM_T_ZEROS);
+    for (int l = 0; l < c->n_layer; l++) {
+        tm_layer_off *L = &m->L[l];
+#define T_(field, suffix, nd, a, b, kind) \
+    (snprintf(nm, sizeof nm, "bert.encoder.layer.%d.%s", l, suffix), L->field = add_tensor(m, nm, nd, a, b, kind))
+        T_(wq, "attention.self.query.weight", 2, d, d, TM_T_MATRIX);
+        T_(bq, "attention.self.query.bias", 1, d, 1, TM_T_ZEROS);
+        T_(wk, "attention.self.key.weight", 2, d, d, TM_T_MATRIX);
+        T_(bk, "attention.self.key.bias", 1, d, 1, TM_T_ZEROS);
+        T_(wv, "attention.self.value.weight", 2, d, d, TM_T_MATRIX);
+        T_(bv, "attention.self.value.bias", 1, d, 1, TM_T_ZEROS);
+        T_(wo, "attention.output.dense.weight", 2, d, d, TM_T_RESID);
+        T_(bo, "attention.output.dense.bias", 1, d, 1, TM_T_ZEROS);
+        T_(ln1_w, "attention.output.LayerNorm.weight", 1, d, 1, TM_T_ONES);
+        T_(ln1_b, "attention.output.LayerNorm.bias", 1, d, 1, TM_T_ZEROS);
+        T_(wfc, "intermediate.dense.weight", 2, f, d, TM_T_MATRIX);
+        T_(bfc, "intermediate.dense.bias", 1, f, 1, TM_T_ZEROS);
+        T_(wproj, "output.dense.weight", 2, d, f, TM_T_RESID);
+        T_(bproj, "output.dense.bias", 1, d, 1, TM_T_ZEROS);
+        T_(ln2_w, "output.LayerNorm.weight", 1, d, 1, TM_T_ONES);
+        T_(ln2_b, "output.LayerNorm.bias", 1, d, 1, TM_T_ZEROS);
+#undef T_
+        L->wqkv = L->bqkv = L->wgate = L->wup = L->wdown = NOFF;
+    }
+    m->head_w = add_tensor(m, "cls.predictions.transform.dense.weight", 2, d, d, TM_T_MATRIX);
+    m->head_b = add_tensor(m, "cls.predictions.transform.dense.bias", 1, d, 1, TM_T_ZEROS);
+    m->head_ln_w = add_tensor(m, "cls.predictions.transform.LayerNorm.weight", 1, d, 1, TM_T_ONES);
+    m->head_ln_b = add_tensor(m, "cls.predictions.transform.LayerNorm.bias", 1, d, 1, TM_T_ZEROS);
+    m->head_bias = add_tensor(m, "cls.predictions.bias", 1, c->vocab, 1, TM_T_ZEROS);
+    m->lnf_w = m->lnf_b = NOFF;
+    m->lm_head = m->wte;   /* tied decoder */
+}
+
 void TM(tm_model_init)(tm_model *m, const tm_config *c) {
     memset(m, 0, sizeof *m);
     m->c = *c;
     m->L = xcalloc((size_t)c->n_layer, sizeof *m->L);
+    m->wtype = m->emb_ln_w = m->emb_ln_b = m->head_w = m->head_b = m->head_ln_w = m->head_ln_b = m->head_bias = NOFF;
     if (c->family == TM_GPT2) layout_gpt2(m);
+    else if (c->family == TM_BERT) layout_bert(m);
     else layout_llama(m);
     m->w = xcalloc(m->n_params, sizeof *m->w);
     m->g = xcalloc(m->n_params, sizeof *m->g);
+    if (c->pos == POS_SINUSOIDAL) {
+        m->pos_tab = xcalloc((size_t)c->ctx * c->d_model, sizeof *m->pos_tab);
+        for (int t = 0; t < c->ctx; t++)
+            for (int j = 0; j < c->d_model; j++)
+                m->pos_tab[(size_t)t * c->d_model + j] = (treal)posenc_sinusoid(t, j, c->d_model);
+    }
 }
 
 /* GPT-2's initialisation: N(0, 0.02) for matrices and embeddings, residual output projections
@@ -153,6 +214,7 @@ void TM(tm_model_free)(tm_model *m) {
     free(m->w);
     free(m->g);
     free(m->L);
+    free(m->pos_tab);
     memset(m, 0, sizeof *m);
 }
 
@@ -175,6 +237,10 @@ struct tm_acts {
     layer_acts *la;
     treal *xL, *af, *muf, *rsf, *logits, *rowloss;
     treal *rope_cos, *rope_sin; /* [T, hd/2] */
+    treal *alibi;              /* [n_head] ALiBi slopes, or NULL */
+    int causal;                /* 0: BERT's bidirectional attention */
+    treal *emb, *mue, *rse, *t1, *t2;   /* BERT: embedding sum before its LayerNorm, the head's
+                                         * dense output and its GELU */
     /* backward scratch */
     treal *dx, *da, *dqkv, *dout, *dh1, *dh2, *dh3, *dS;
 };
@@ -206,12 +272,21 @@ tm_acts *TM(tm_acts_new)(const tm_config *c, int B, int T) {
     a->dx = zalloc(N * d); a->da = zalloc(N * d); a->dqkv = zalloc(N * (size_t)a->W);
     a->dout = zalloc(N * hq); a->dh1 = zalloc(N * f); a->dh2 = zalloc(N * f); a->dh3 = zalloc(N * f);
     a->dS = zalloc((size_t)omp_get_max_threads() * T * T);
+    a->causal = c->family != TM_BERT;
+    if (c->family == TM_BERT) {
+        a->emb = zalloc(N * d); a->mue = zalloc(N); a->rse = zalloc(N);
+        a->t1 = zalloc(N * d); a->t2 = zalloc(N * d);
+    }
     /* RoPE tables computed the way Hugging Face does: float32 inv_freq = 1/theta^(2i/hd), float32
      * angle = position·inv_freq, float32 cos/sin (in the double build, double throughout). */
     int half = c->head_dim / 2;
     a->rope_cos = zalloc((size_t)T * half);
     a->rope_sin = zalloc((size_t)T * half);
-    for (int i = 0; i < half; i++) {
+    if (c->pos == POS_ALIBI) {
+        a->alibi = zalloc((size_t)c->n_head);
+        for (int h = 0; h < c->n_head; h++) a->alibi[h] = (treal)posenc_alibi_slope(h, c->n_head);
+    }
+    for (int i = 0; i < half && uses_rope(c); i++) {
         treal inv = (treal)1 / (treal)det_pow((treal)c->rope_theta, (treal)(2 * i) / (treal)c->head_dim);
         for (int t = 0; t < T; t++) {
             treal ang = (treal)t * inv;
@@ -230,7 +305,8 @@ void TM(tm_acts_free)(tm_acts *a) {
         for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]);
     }
     treal *bufs[] = {a->xL, a->af, a->muf, a->rsf, a->logits, a->rowloss, a->dx, a->da, a->dqkv,
-                     a->dout, a->dh1, a->dh2, a->dh3, a->dS, a->rope_cos, a->rope_sin};
+                     a->dout, a->dh1, a->dh2, a->dh3, a->dS, a->rope_cos, a->rope_sin, a->alibi,
+                     a->emb, a->mue, a->rse, a->t1, a->t2};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]);
     free(a->la);
     free(a);
@@ -379,7 +455,9 @@ static void rope(const tm_acts *a, treal *qkv, int inverse) {
     }
 }
 
-/* Causal attention for every (sequence, head): P = softmax(QKᵀ/√hd + mask), O = P·V. */
+/* Causal attention for every (sequence, head): P = softmax(QKᵀ/√hd + bias + mask), O = P·V. The
+ * ALiBi bias m_h·(j − t) is added after the scaled product, as model.c does; being constant it
+ * changes nothing in the backward pass. */
 static void attn_fwd(tm_acts *a, layer_acts *L) {
     const tm_config *c = &a->c;
     int T = a->T, hd = c->head_dim, H = c->n_head, rep = H / c->n_kv_head, W = a->W, ldo = H * hd;
@@ -392,12 +470,16 @@ static void attn_fwd(tm_acts *a, layer_acts *L) {
         const treal *V = L->qkv + (size_t)b * T * W + (size_t)(H + c->n_kv_head + kh) * hd;
         treal *P = L->P + (size_t)bh * T * T;
         GEMM(0, 1, T, T, hd, scale, Q, W, K, W, 0, P, T);
+        if (a->alibi)
+            for (int t = 0; t < T; t++)
+                for (int j = 0; j <= t; j++) P[(size_t)t * T + j] += a->alibi[h] * (treal)(j - t);
         for (int t = 0; t < T; t++) {
+            int n = a->causal ? t + 1 : T;   /* keys 0..n-1 */
             treal *p = P + (size_t)t * T, mx = p[0], sum = 0;
-            for (int j = 1; j <= t; j++) mx = p[j] > mx ? p[j] : mx;
-            for (int j = 0; j <= t; j++) sum += p[j] = EXP(p[j] - mx);
-            for (int j = 0; j <= t; j++) p[j] /= sum;
-            for (int j = t + 1; j < T; j++) p[j] = 0;
+            for (int j = 1; j < n; j++) mx = p[j] > mx ? p[j] : mx;
+            for (int j = 0; j < n; j++) sum += p[j] = EXP(p[j] - mx);
+            for (int j = 0; j < n; j++) p[j] /= sum;
+            for (int j = n; j < T; j++) p[j] = 0;
         }
         GEMM(0, 0, T, hd, T, 1, P, T, V, W, 0,
              L->o + (size_t)b * T * ldo + (size_t)h * hd, ldo);
@@ -424,11 +506,12 @@ static void attn_bwd(tm_acts *a, layer_acts *L) {
             GEMM(0, 1, T, T, hd, 1, dO, ldo, V, W, 0, dS, T);
             GEMM(1, 0, T, hd, T, 1, P, T, dO, ldo, 1, dV, W);
             for (int t = 0; t < T; t++) {
+                int n = a->causal ? t + 1 : T;
                 const treal *p = P + (size_t)t * T;
                 treal *g = dS + (size_t)t * T, dot = 0;
-                for (int j = 0; j <= t; j++) dot += p[j] * g[j];
-                for (int j = 0; j <= t; j++) g[j] = p[j] * (g[j] - dot);
-                for (int j = t + 1; j < T; j++) g[j] = 0;
+                for (int j = 0; j < n; j++) dot += p[j] * g[j];
+                for (int j = 0; j < n; j++) g[j] = p[j] * (g[j] - dot);
+                for (int j = n; j < T; j++) g[j] = 0;
             }
             GEMM(0, 0, T, hd, T, scale, dS, T, K, W, 1, dQ, W);
             GEMM(1, 0, T, hd, T, scale, dS, T, Q, W, 1, dK, W);
@@ -445,6 +528,11 @@ static treal gelu_grad(treal x, treal th) {
     return (treal)0.5 * (1 + th) + (treal)0.5 * x * (1 - th * th) * GK * (1 + 3 * GC * x * x);
 }
 static treal sigm(treal x) { return 1 / (1 + EXP(-x)); }
+/* BERT's exact GELU, x·Φ(x), written as model.c evaluates it; its derivative Φ(x) + x·φ(x). */
+static treal gelu_erf(treal x) { return (treal)0.5 * x * (1 + ERF(x * (treal)M_SQRT1_2)); }
+static treal gelu_erf_grad(treal x) {
+    return (treal)0.5 * (1 + ERF(x * (treal)M_SQRT1_2)) + x * EXP(-(treal)0.5 * x * x) * (treal)0.3989422804014327;
+}
 
 /* ---------------------------------------------------------------- forward */
 
@@ -454,7 +542,8 @@ static void embed_fwd(const tm_model *m, tm_acts *a, const int32_t *ids) {
 #pragma omp parallel for schedule(static)
     for (int r = 0; r < a->N; r++) {
         const treal *e = m->w + m->wte + (size_t)ids[r] * d;
-        const treal *p = m->wpe != NOFF ? m->w + m->wpe + (size_t)(r % a->T) * d : NULL;
+        const treal *p = m->wpe != NOFF ? m->w + m->wpe + (size_t)(r % a->T) * d
+                         : m->pos_tab ? m->pos_tab + (size_t)(r % a->T) * d : NULL;
         for (int j = 0; j < d; j++) x[(size_t)r * d + j] = e[j] + (p ? p[j] : 0);
     }
 }
@@ -470,11 +559,12 @@ static void layer_fwd(const tm_model *m, tm_acts *a, int l) {
     norm_fwd(N, d, L->x, w + O->ln1_w, gpt2 ? w + O->ln1_b : NULL, L->a1, gpt2 ? L->mu1 : NULL, L->rs1, c->norm_eps);
     if (gpt2) {
         lin_fwd(N, d, 3 * d, L->a1, d, w + O->wqkv, CONV1D, w + O->bqkv, L->qkv, a->W);
+        if (uses_rope(c)) rope(a, L->qkv, 0);   /* q | k | v as in the Llama row */
     } else {
         lin_fwd(N, d, hq, L->a1, d, w + O->wq, LINEAR, NULL, L->qkv, a->W);
         lin_fwd(N, d, hk, L->a1, d, w + O->wk, LINEAR, NULL, L->qkv + hq, a->W);
         lin_fwd(N, d, hk, L->a1, d, w + O->wv, LINEAR, NULL, L->qkv + hq + hk, a->W);
-        rope(a, L->qkv, 0);
+        if (uses_rope(c)) rope(a, L->qkv, 0);
     }
     attn_fwd(a, L);
     lin_fwd(N, hq, d, L->o, hq, w + O->wo, gpt2 ? CONV1D : LINEAR, gpt2 ? w + O->bo : NULL, L->xm, d);
@@ -500,6 +590,13 @@ static void layer_fwd(const tm_model *m, tm_acts *a, int l) {
 }
 
 /* Softmax cross-entropy per row; logits are replaced by probabilities (backward needs them). */
+/* Rows with a negative target (BERT's unselected positions) have loss 0 and are not counted. */
+static int n_targets(int N, const int32_t *targets) {
+    int n = 0;
+    for (int r = 0; r < N; r++) n += targets[r] >= 0;
+    return n;
+}
+
 static double xent(tm_acts *a, const int32_t *targets) {
     int V = a->c.vocab;
 #pragma omp parallel for schedule(static)
@@ -507,17 +604,138 @@ static double xent(tm_acts *a, const int32_t *targets) {
         treal *z = a->logits + (size_t)r * V, mx = z[0], sum = 0;
         for (int v = 1; v < V; v++) mx = z[v] > mx ? z[v] : mx;
         for (int v = 0; v < V; v++) sum += z[v] = EXP(z[v] - mx);
-        a->rowloss[r] = LOG(sum) - (z[targets[r]] > 0 ? LOG(z[targets[r]]) : (treal)-1e30);
+        int y = targets[r];
+        a->rowloss[r] = y < 0 ? 0 : LOG(sum) - (z[y] > 0 ? LOG(z[y]) : (treal)-1e30);
         for (int v = 0; v < V; v++) z[v] /= sum;
     }
     double tot = 0;
     for (int r = 0; r < a->N; r++) tot += a->rowloss[r];
-    return tot / a->N;
+    int n = n_targets(a->N, targets);
+    return n ? tot / n : 0;
+}
+
+/* ---------------------------------------------------------------- BERT (post-LN encoder) */
+
+/* e = word + position + token type 0; x = LayerNorm(e) (e kept for the backward). */
+static void embed_fwd_bert(const tm_model *m, tm_acts *a, const int32_t *ids) {
+    int d = m->c.d_model;
+#pragma omp parallel for schedule(static)
+    for (int r = 0; r < a->N; r++) {
+        const treal *e = m->w + m->wte + (size_t)ids[r] * d, *p = m->w + m->wpe + (size_t)(r % a->T) * d,
+                    *ty = m->w + m->wtype;
+        for (int j = 0; j < d; j++) a->emb[(size_t)r * d + j] = e[j] + p[j] + ty[j];
+    }
+    norm_fwd(a->N, d, a->emb, m->w + m->emb_ln_w, m->w + m->emb_ln_b, a->la[0].x, a->mue, a->rse, m->c.norm_eps);
+}
+
+/* s1 = x + attn(x) (in xm), a1 = LN1(s1); s2 = a1 + mlp(a1) (in a2), out = LN2(s2). */
+static void layer_fwd_bert(const tm_model *m, tm_acts *a, int l) {
+    const tm_config *c = &m->c;
+    const tm_layer_off *O = &m->L[l];
+    layer_acts *L = &a->la[l];
+    const treal *w = m->w;
+    int N = a->N, d = c->d_model, f = c->d_ff;
+    treal *xout = l + 1 < c->n_layer ? a->la[l + 1].x : a->xL;
+    lin_fwd(N, d, d, L->x, d, w + O->wq, LINEAR, w + O->bq, L->qkv, a->W);
+    lin_fwd(N, d, d, L->x, d, w + O->wk, LINEAR, w + O->bk, L->qkv + d, a->W);
+    lin_fwd(N, d, d, L->x, d, w + O->wv, LINEAR, w + O->bv, L->qkv + 2 * d, a->W);
+    attn_fwd(a, L);
+    lin_fwd(N, d, d, L->o, d, w + O->wo, LINEAR, w + O->bo, L->xm, d);
+    for (size_t i = 0; i < (size_t)N * d; i++) L->xm[i] += L->x[i];
+    norm_fwd(N, d, L->xm, w + O->ln1_w, w + O->ln1_b, L->a1, L->mu1, L->rs1, c->norm_eps);
+    lin_fwd(N, d, f, L->a1, d, w + O->wfc, LINEAR, w + O->bfc, L->h1, f);
+    size_t nf = (size_t)N * f;
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < nf; i++) L->h2[i] = gelu_erf(L->h1[i]);
+    lin_fwd(N, f, d, L->h2, f, w + O->wproj, LINEAR, w + O->bproj, L->a2, d);
+    for (size_t i = 0; i < (size_t)N * d; i++) L->a2[i] += L->a1[i];
+    norm_fwd(N, d, L->a2, w + O->ln2_w, w + O->ln2_b, xout, L->mu2, L->rs2, c->norm_eps);
+}
+
+/* BertForMaskedLM's head: LN(gelu(dense(x))) then the tied decoder plus cls.predictions.bias. */
+static void head_fwd_bert(const tm_model *m, tm_acts *a) {
+    int N = a->N, d = m->c.d_model;
+    lin_fwd(N, d, d, a->xL, d, m->w + m->head_w, LINEAR, m->w + m->head_b, a->t1, d);
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < (size_t)N * d; i++) a->t2[i] = gelu_erf(a->t1[i]);
+    norm_fwd(N, d, a->t2, m->w + m->head_ln_w, m->w + m->head_ln_b, a->af, a->muf, a->rsf, m->c.norm_eps);
+    lin_fwd(N, d, m->c.vocab, a->af, d, m->w + m->lm_head, LINEAR, m->w + m->head_bias, a->logits, m->c.vocab);
+}
+
+/* a->dx holds dLoss/d(layer output); on return dLoss/d(layer input). */
+static void layer_bwd_bert(tm_model *m, tm_acts *a, int l) {
+    const tm_config *c = &m->c;
+    const tm_layer_off *O = &m->L[l];
+    layer_acts *L = &a->la[l];
+    const treal *w = m->w;
+    treal *g = m->g;
+    int N = a->N, d = c->d_model, f = c->d_ff;
+    size_t nf = (size_t)N * f, nd = (size_t)N * d;
+    memset(a->da, 0, nd * sizeof(treal));   /* da = d s2 */
+    norm_bwd(N, d, L->a2, w + O->ln2_w, L->mu2, L->rs2, a->dx, a->da, g + O->ln2_w, g + O->ln2_b);
+    memcpy(a->dx, a->da, nd * sizeof(treal));   /* dx = d a1: the residual, plus the MLP below */
+    memset(a->dh2, 0, nf * sizeof(treal));
+    lin_bwd(N, f, d, L->h2, f, w + O->wproj, LINEAR, a->da, d, a->dh2, f, g + O->wproj, g + O->bproj);
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < nf; i++) a->dh1[i] = a->dh2[i] * gelu_erf_grad(L->h1[i]);
+    lin_bwd(N, d, f, L->a1, d, w + O->wfc, LINEAR, a->dh1, f, a->dx, d, g + O->wfc, g + O->bfc);
+    memset(a->da, 0, nd * sizeof(treal));   /* da = d s1 */
+    norm_bwd(N, d, L->xm, w + O->ln1_w, L->mu1, L->rs1, a->dx, a->da, g + O->ln1_w, g + O->ln1_b);
+    memset(a->dout, 0, nd * sizeof(treal));
+    lin_bwd(N, d, d, L->o, d, w + O->wo, LINEAR, a->da, d, a->dout, d, g + O->wo, g + O->bo);
+    memset(a->dqkv, 0, (size_t)N * a->W * sizeof(treal));
+    attn_bwd(a, L);
+    memcpy(a->dx, a->da, nd * sizeof(treal));   /* dx = d x: the residual, plus q, k, v below */
+    lin_bwd(N, d, d, L->x, d, w + O->wq, LINEAR, a->dqkv, a->W, a->dx, d, g + O->wq, g + O->bq);
+    lin_bwd(N, d, d, L->x, d, w + O->wk, LINEAR, a->dqkv + d, a->W, a->dx, d, g + O->wk, g + O->bk);
+    lin_bwd(N, d, d, L->x, d, w + O->wv, LINEAR, a->dqkv + 2 * d, a->W, a->dx, d, g + O->wv, g + O->bv);
+}
+
+/* dlogits (already scaled) in a->logits -> head, layers and embedding gradients. */
+static void backward_bert(tm_model *m, tm_acts *a, const int32_t *ids) {
+    const tm_config *c = &m->c;
+    int N = a->N, d = c->d_model, V = c->vocab;
+    size_t nd = (size_t)N * d;
+    memset(a->da, 0, nd * sizeof(treal));
+    lin_bwd(N, d, V, a->af, d, m->w + m->lm_head, LINEAR, a->logits, V, a->da, d, m->g + m->lm_head,
+            m->g + m->head_bias);
+    memset(a->dx, 0, nd * sizeof(treal));   /* d t2 */
+    norm_bwd(N, d, a->t2, m->w + m->head_ln_w, a->muf, a->rsf, a->da, a->dx, m->g + m->head_ln_w, m->g + m->head_ln_b);
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < nd; i++) a->da[i] = a->dx[i] * gelu_erf_grad(a->t1[i]);
+    memset(a->dx, 0, nd * sizeof(treal));   /* d xL */
+    lin_bwd(N, d, d, a->xL, d, m->w + m->head_w, LINEAR, a->da, d, a->dx, d, m->g + m->head_w, m->g + m->head_b);
+    for (int l = c->n_layer - 1; l >= 0; l--) layer_bwd_bert(m, a, l);
+    memset(a->da, 0, nd * sizeof(treal));   /* d e */
+    norm_bwd(N, d, a->emb, m->w + m->emb_ln_w, a->mue, a->rse, a->dx, a->da, m->g + m->emb_ln_w, m->g + m->emb_ln_b);
+    memcpy(a->dx, a->da, nd * sizeof(treal));
+    int nb = nblocks((size_t)d);
+#pragma omp parallel for schedule(static)
+    for (int b = 0; b < nb; b++) {
+        size_t j0 = BLOCK_LO(d, b, nb), j1 = BLOCK_LO(d, b + 1, nb);
+        for (int r = 0; r < N; r++) {
+            const treal *dx = a->dx + (size_t)r * d;
+            treal *ge = m->g + m->wte + (size_t)ids[r] * d, *gp = m->g + m->wpe + (size_t)(r % a->T) * d,
+                  *gt = m->g + m->wtype;
+            for (size_t j = j0; j < j1; j++) {
+                ge[j] += dx[j];
+                gp[j] += dx[j];
+                gt[j] += dx[j];
+            }
+        }
+    }
 }
 
 double TM(tm_forward)(const tm_model *m, tm_acts *a, const int32_t *ids, const int32_t *targets) {
     const tm_config *c = &m->c;
     int N = a->N, d = c->d_model;
+    if (c->family == TM_BERT) {
+        embed_fwd_bert(m, a, ids);
+        for (int l = 0; l < c->n_layer; l++) layer_fwd_bert(m, a, l);
+        if (!targets) return 0;
+        head_fwd_bert(m, a);
+        return xent(a, targets);
+    }
     embed_fwd(m, a, ids);
     for (int l = 0; l < c->n_layer; l++) layer_fwd(m, a, l);
     if (!targets) return 0;
@@ -568,10 +786,10 @@ static void layer_bwd(tm_model *m, tm_acts *a, int l) {
     memset(a->dqkv, 0, (size_t)N * a->W * sizeof(treal));
     attn_bwd(a, L);
     memset(a->da, 0, nd * sizeof(treal));
+    if (uses_rope(c)) rope(a, a->dqkv, 1);
     if (gpt2) {
         lin_bwd(N, d, 3 * d, L->a1, d, w + O->wqkv, CONV1D, a->dqkv, a->W, a->da, d, g + O->wqkv, g + O->bqkv);
     } else {
-        rope(a, a->dqkv, 1);
         lin_bwd(N, d, hq, L->a1, d, w + O->wq, LINEAR, a->dqkv, a->W, a->da, d, g + O->wq, NULL);
         lin_bwd(N, d, hk, L->a1, d, w + O->wk, LINEAR, a->dqkv + hq, a->W, a->da, d, g + O->wk, NULL);
         lin_bwd(N, d, hk, L->a1, d, w + O->wv, LINEAR, a->dqkv + hq + hk, a->W, a->da, d, g + O->wv, NULL);
@@ -601,13 +819,23 @@ static void embed_bwd(tm_model *m, tm_acts *a, const int32_t *ids) {
 void TM(tm_backward)(tm_model *m, tm_acts *a, const int32_t *ids, const int32_t *targets) {
     const tm_config *c = &m->c;
     int N = a->N, d = c->d_model, V = c->vocab;
-    /* d(mean loss)/dlogits = (p − onehot)/N, written over the probabilities. */
-    treal inv = (treal)1 / N;
+    /* d(mean loss)/dlogits = (p − onehot)/n over the n counted rows, written over the
+     * probabilities; rows without a target get 0. */
+    int n = n_targets(N, targets);
+    treal inv = n ? (treal)1 / n : 0;
 #pragma omp parallel for schedule(static)
     for (int r = 0; r < N; r++) {
         treal *z = a->logits + (size_t)r * V;
+        if (targets[r] < 0) {
+            memset(z, 0, sizeof(treal) * (size_t)V);
+            continue;
+        }
         z[targets[r]] -= 1;
         for (int v = 0; v < V; v++) z[v] *= inv;
+    }
+    if (c->family == TM_BERT) {
+        backward_bert(m, a, ids);
+        return;
     }
     memset(a->da, 0, (size_t)N * d * sizeof(treal));
     lin_bwd(N, d, V, a->af, d, m->w + m->lm_head, LINEAR, a->logits, V, a->da, d, m->g + m->lm_head, NULL);
