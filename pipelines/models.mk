@@ -25,6 +25,8 @@ NSEQ       := $(NSEQ_$(PROFILE))
 PRETRAINED := stories260K aidreams260K
 PAPER_MODELS := gpt2 pythia-70m pythia-160m pythia-410m pythia-1b pythia-1.4b qwen2.5-0.5b \
                 llama-3.2-1b bert-base-uncased vit-base-patch16-224
+# The reference-frame paper's models (Ruscio et al. 2025, METHODS §7) beyond those above.
+FRAMES_PAPER_MODELS := phi-2 mistral-7b-v0.1 gemma-7b xlm-roberta-large llama-3.1-8b qwen2.5-7b
 # Images of the image models (input = images): the carried CC0 / public-domain set by default.
 IMAGES_DIR ?= $(EMBED_DIR)/images
 override IMAGES_DIR := $(patsubst %/,%,$(IMAGES_DIR))
@@ -38,7 +40,7 @@ store_var_data     := DATA_DIR
 store_var_hf       := HF_MODELS_DIR
 model_file    = $(store_dir_$(call conf,$(1),store))/$(call conf,$(1),path)
 model_present = $(if $(filter trained,$(call conf,$(1),kind)),yes,$(if $(wildcard $(call model_file,$(1))),yes))
-ALL_CANDIDATES := $(TRAIN_MODELS_$(PROFILE)) $(PRETRAINED) $(PAPER_MODELS)
+ALL_CANDIDATES := $(TRAIN_MODELS_$(PROFILE)) $(PRETRAINED) $(PAPER_MODELS) $(FRAMES_PAPER_MODELS)
 MODELS  := $(foreach m,$(ALL_CANDIDATES),$(if $(call model_present,$(m)),$(m)))
 SKIPPED := $(filter-out $(MODELS),$(ALL_CANDIDATES))
 # Image classifiers are scored by top-1 agreement, not perplexity: the perplexity-based tables
