@@ -838,7 +838,7 @@ static const struct { const char *arch; model_family fam; } ARCHS[] = {
     {"llama", FAM_LLAMA}, {"qwen2", FAM_QWEN2}, {"qwen3", FAM_QWEN3}, {"gpt2", FAM_GPT2},
     {"phi2", FAM_PHI},    {"gemma", FAM_GEMMA}, {"gemma2", FAM_GEMMA2},
 };
-#define ARCH_LIST "llama, qwen2, qwen3, gpt2, phi2, gemma, gemma2"
+#define ARCH_LIST "llama, qwen2, gpt2, qwen3, phi2, gemma, gemma2"
 
 static int arch_family(const char *arch, model_family *fam)
 {

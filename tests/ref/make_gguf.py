@@ -15,6 +15,10 @@
                                         NeoX-RoPE archs (qwen2, qwen3, phi2, gemma, gemma2) left
                                         half-split, 1 added to every gemma *norm.weight and its
                                         lm_head dropped (see from_hf_more for the metadata)
+  make_gguf.py from-hf DIR OUT.gguf --drop NAME
+                                        the same without metadata key or tensor NAME (bad input,
+                                        or a Mistral file without its window as the converter
+                                        writes it)
   make_gguf.py bad DIR                  damaged and unsupported files, one per failure case,
                                         named <case>.gguf (the list is printed, one per line)
 The layout follows the GGUF specification: magic, version, tensor count, metadata count,
@@ -277,7 +281,7 @@ def from_hf_more(cfg, st, add):
     return kvs
 
 
-def from_hf(d, out):
+def from_hf(d, out, drop=None):
     import json
     cfg = json.load(open(os.path.join(d, "config.json")))
     st = read_safetensors(os.path.join(d, "model.safetensors"))
@@ -341,6 +345,10 @@ def from_hf(d, out):
                     if mt == "llama" and gg in ("attn_q", "attn_k"):
                         w = to_meta_order(w, nh if gg == "attn_q" else nkv)
                     add("blk.%d.%s.%s" % (l, gg, kind), w)
+    if drop is not None:
+        n = len(kvs) + len(T)
+        kvs, T = [x for x in kvs if x[0] != drop], [x for x in T if x[0] != drop]
+        assert len(kvs) + len(T) == n - 1, "--drop %s: no such key or tensor" % drop
     with open(out, "wb") as f:
         f.write(gguf_bytes(kvs, T))
 
@@ -348,7 +356,8 @@ def from_hf(d, out):
 def main():
     mode = sys.argv[1]
     if mode == "from-hf":
-        from_hf(sys.argv[2], sys.argv[3])
+        drop = sys.argv[5] if len(sys.argv) > 5 and sys.argv[4] == "--drop" else None
+        from_hf(sys.argv[2], sys.argv[3], drop)
         return
     if mode == "bad":
         bad_files(sys.argv[2])
