@@ -47,7 +47,7 @@ while read -r name fam args; do
     "$PYTHON" tests/ref/reference_more.py "$T/hf" "$T/ids" --attn "$T/ga.h5" --logits "$T/gl.h5" \
         --tag "$name GGUF vs PyTorch reference"
     cp "$T/m.gguf" "$T/$fam.gguf"
-    cp -r "$T/hf" "$T/hf-$fam"
+    rm -rf "$T/hf-$fam"; cp -r "$T/hf" "$T/hf-$fam"   # the last of each family, for bad input
 done <<'LIST'
 phi2-partial-rotary-untied phi
 phi2-tied phi --tied
@@ -59,6 +59,11 @@ gemma2-default-caps-window gemma2
 qwen3-gqa-untied qwen3 --gqa
 qwen3-tied qwen3 --tied
 LIST
+
+# Phi-2 with the fused attn_qkv of older conversions (q, k, v rows stacked).
+rm -rf "$T/hf"; cp -r "$T/hf-phi" "$T/hf"
+$MKG from-hf "$T/hf" "$T/m.gguf" --fuse-qkv
+same "phi2-fused-attn_qkv"
 
 # The window and the query scale matter: a Mistral file without its window (what the converter
 # writes) and a Gemma2 whose query_pre_attn_scalar is not its head_dim disagree with HF.
@@ -90,6 +95,7 @@ phi phi2.attention.layer_norm_epsilon
 phi output.bias
 phi blk.1.attn_norm.bias
 phi blk.0.attn_v.bias
+phi blk.1.ffn_up.bias
 mistral llama.attention.head_count
 mistral blk.1.attn_k.weight
 gemma gemma.attention.layer_norm_rms_epsilon

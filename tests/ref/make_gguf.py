@@ -19,6 +19,9 @@
                                         the same without metadata key or tensor NAME (bad input,
                                         or a Mistral file without its window as the converter
                                         writes it)
+  make_gguf.py from-hf DIR OUT.gguf --fuse-qkv
+                                        phi: one blk.N.attn_qkv (q, k, v rows stacked, biases
+                                        too), as older Phi-2 conversions (Wqkv) carry it
   make_gguf.py bad DIR                  damaged and unsupported files, one per failure case,
                                         named <case>.gguf (the list is printed, one per line)
 The layout follows the GGUF specification: magic, version, tensor count, metadata count,
@@ -205,7 +208,7 @@ def to_meta_order(w, n_head):
     return w.reshape(n_head, 2, w.shape[0] // n_head // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
 
 
-def from_hf_more(cfg, st, add):
+def from_hf_more(cfg, st, add, fuse_qkv=False):
     """The families of make_tiny_more.py, as convert_hf_to_gguf.py (Phi2Model, LlamaModel,
     GemmaModel, Gemma2Model, Qwen3Model) writes them; returns the metadata. Where the converter
     would need a key the tiny config leaves to the class default (phi partial_rotary_factor,
@@ -267,7 +270,14 @@ def from_hf_more(cfg, st, add):
                  "self_attn.k_norm": "attn_k_norm", "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up",
                  "mlp.down_proj": "ffn_down"}
     for l in range(L):
+        if fuse_qkv:
+            h = "%slayers.%d.self_attn." % (p, l)
+            for kind in ("weight", "bias"):
+                add("blk.%d.attn_qkv.%s" % (l, kind),
+                    np.concatenate([st[h + n + "_proj." + kind] for n in "qkv"]))
         for hf, gg in names.items():
+            if fuse_qkv and gg in ("attn_q", "attn_k", "attn_v"):
+                continue
             for kind in ("weight", "bias"):
                 key = "%slayers.%d.%s.%s" % (p, l, hf, kind)
                 if key not in st:
@@ -281,7 +291,7 @@ def from_hf_more(cfg, st, add):
     return kvs
 
 
-def from_hf(d, out, drop=None):
+def from_hf(d, out, drop=None, fuse_qkv=False):
     import json
     cfg = json.load(open(os.path.join(d, "config.json")))
     st = read_safetensors(os.path.join(d, "model.safetensors"))
@@ -293,7 +303,7 @@ def from_hf(d, out, drop=None):
         T.append((name, list(reversed(a.shape)), T_F32, a.tobytes()))
 
     if mt in ("phi", "mistral", "gemma", "gemma2", "qwen3"):
-        kvs = from_hf_more(cfg, st, add)
+        kvs = from_hf_more(cfg, st, add, fuse_qkv)
     elif mt == "gpt2":
         p = "transformer." if "transformer.wte.weight" in st else ""
         d_, L = cfg["n_embd"], cfg["n_layer"]
@@ -356,8 +366,9 @@ def from_hf(d, out, drop=None):
 def main():
     mode = sys.argv[1]
     if mode == "from-hf":
-        drop = sys.argv[5] if len(sys.argv) > 5 and sys.argv[4] == "--drop" else None
-        from_hf(sys.argv[2], sys.argv[3], drop)
+        opts = sys.argv[4:]
+        drop = opts[opts.index("--drop") + 1] if "--drop" in opts else None
+        from_hf(sys.argv[2], sys.argv[3], drop, "--fuse-qkv" in opts)
         return
     if mode == "bad":
         bad_files(sys.argv[2])
