@@ -1,6 +1,8 @@
-/* gguf: the GGUF container reader (gguf.h) and model_load_gguf for the llama, qwen2 and gpt2
- * architectures. Tensors are converted to float32 into one buffer owned by the model; llama q/k
- * rows are permuted from Meta's interleaved-pair RoPE order to half-split order (llama2c.h). */
+/* gguf: the GGUF container reader (gguf.h) and model_load_gguf for the llama (Mistral too),
+ * qwen2, qwen3, gpt2, phi2, gemma and gemma2 architectures. Tensors are converted to float32 into
+ * one buffer owned by the model; llama q/k rows are permuted from Meta's interleaved-pair RoPE
+ * order to half-split order (llama2c.h); the other RoPE architectures are NeoX-style in llama.cpp
+ * and already half-split. */
 #include "gguf.h"
 #include "llama2c.h"
 #include "model.h"
@@ -617,16 +619,21 @@ static int meta_int(const gguf_file *g, const char *arch, const char *suffix, in
     return 0;
 }
 
-/* A real-valued "<arch>.<suffix>" key (def when absent) that must lie in [lo, hi]: a NaN or
- * negative epsilon or RoPE base would turn every attention row into NaN. */
+/* A real-valued "<arch>.<suffix>" key (def when absent; def NAN: required) that must lie in
+ * [lo, hi]: a NaN or negative epsilon or RoPE base would turn every attention row into NaN. */
 static int meta_real(const gguf_file *g, const char *arch, const char *suffix, double def, double lo,
                      double hi, double *out, char *err, size_t errlen)
 {
     char key[160];
     double v;
     snprintf(key, sizeof key, "%s.%s", arch, suffix);
-    if (gguf_get_f64(g, key, &v) < 0)
+    if (gguf_get_f64(g, key, &v) < 0) {
+        if (isnan(def)) {
+            snprintf(err, errlen, "missing or non-numeric metadata key '%s'", key);
+            return -1;
+        }
         v = def;
+    }
     if (!(v >= lo && v <= hi)) {
         snprintf(err, errlen, "metadata '%s' = %g is out of range [%g, %g]", key, v, lo, hi);
         return -1;
@@ -669,7 +676,9 @@ static int read_config(const gguf_file *g, const char *arch, model_config *c, ch
  * (rope_freqs.weight, written for Llama-3 scaling) or a linear scaling factor. */
 static int rope_setup(loader *L, const char *arch, model_config *c)
 {
-    if (meta_int(L->g, arch, "rope.dimension_count", c->head_dim, 2, c->head_dim, &c->rotary_dim,
+    /* Phi-2 rotates part of each head: llama.cpp's default (the whole head) would be wrong. */
+    int def = c->family == FAM_PHI ? -1 : c->head_dim;
+    if (meta_int(L->g, arch, "rope.dimension_count", def, 2, c->head_dim, &c->rotary_dim,
                  L->err, L->errlen) < 0)
         return -1;
     if (c->rotary_dim % 2) {
@@ -709,22 +718,31 @@ static int rope_setup(loader *L, const char *arch, model_config *c)
     return 0;
 }
 
-/* Llama / Qwen2 blocks: RMSNorm, RoPE attention (GQA), SwiGLU. Qwen2 adds q/k/v biases and keeps
- * half-split order; llama's q/k (and any biases) are permuted from Meta's interleaved order. */
+/* Llama / Mistral / Qwen2 / Qwen3 / Gemma / Gemma2 blocks: RMSNorm, RoPE attention (GQA), gated
+ * MLP. Qwen2 adds q/k/v biases, Qwen3 per-head attn_q_norm/attn_k_norm, Gemma2 the norms after
+ * each branch (post_attention_norm, post_ffw_norm; ffn_norm is then its pre-MLP norm). Only
+ * llama's q/k (and any biases) are permuted from Meta's interleaved order. */
 static int load_llama_layer(loader *L, model_config *c, int l, model_layer *w, int permute)
 {
     long d = c->d_model, qd = (long)c->n_head * c->head_dim, kd = (long)c->n_kv_head * c->head_dim;
-    int bias = c->family == FAM_QWEN2;
+    int bias = c->family == FAM_QWEN2, sandwich = c->block == BLOCK_SANDWICH;
+    const float **mlp_norm = sandwich ? &w->ln3_w : &w->ln2_w;
     float *wq, *wk, *bq = NULL, *bk = NULL;
     if (!(w->ln1_w = load_t(L, 0, d, 0, "blk.%d.attn_norm.weight", l)) ||
         !(w->wq = wq = load_t(L, 0, d, qd, "blk.%d.attn_q.weight", l)) ||
         !(w->wk = wk = load_t(L, 0, d, kd, "blk.%d.attn_k.weight", l)) ||
         !(w->wv = load_t(L, 0, d, kd, "blk.%d.attn_v.weight", l)) ||
         !(w->wo = load_t(L, 0, qd, d, "blk.%d.attn_output.weight", l)) ||
-        !(w->ln2_w = load_t(L, 0, d, 0, "blk.%d.ffn_norm.weight", l)) ||
+        !(*mlp_norm = load_t(L, 0, d, 0, "blk.%d.ffn_norm.weight", l)) ||
         !(w->w_gate = load_t(L, 0, d, c->d_ff, "blk.%d.ffn_gate.weight", l)) ||
         !(w->w_up = load_t(L, 0, d, c->d_ff, "blk.%d.ffn_up.weight", l)) ||
         !(w->w_down = load_t(L, 0, c->d_ff, d, "blk.%d.ffn_down.weight", l)))
+        return -1;
+    if (sandwich && (!(w->ln2_w = load_t(L, 0, d, 0, "blk.%d.post_attention_norm.weight", l)) ||
+                     !(w->ln4_w = load_t(L, 0, d, 0, "blk.%d.post_ffw_norm.weight", l))))
+        return -1;
+    if (c->qk_norm && (!(w->q_norm_w = load_t(L, 0, c->head_dim, 0, "blk.%d.attn_q_norm.weight", l)) ||
+                       !(w->k_norm_w = load_t(L, 0, c->head_dim, 0, "blk.%d.attn_k_norm.weight", l))))
         return -1;
     w->bq = bq = load_t(L, !bias, qd, 0, "blk.%d.attn_q.bias", l);
     w->bk = bk = load_t(L, !bias, kd, 0, "blk.%d.attn_k.bias", l);
@@ -741,6 +759,42 @@ static int load_llama_layer(loader *L, model_config *c, int l, model_layer *w, i
         if (bk)
             llama2c_permute_qk(bk, c->n_kv_head, c->head_dim, 1);
     }
+    return 0;
+}
+
+/* Phi-2 blocks: one LayerNorm (attn_norm) feeding attention and MLP in parallel, biased q/k/v
+ * (separate, or the fused attn_qkv of older conversions, q then k then v rows), attn_output,
+ * GELU (tanh) ffn_up/ffn_down with biases. */
+static int load_phi2_layer(loader *L, model_config *c, int l, model_layer *w)
+{
+    long d = c->d_model, qd = (long)c->n_head * c->head_dim, kd = (long)c->n_kv_head * c->head_dim;
+    if (!(w->ln1_w = load_t(L, 0, d, 0, "blk.%d.attn_norm.weight", l)) ||
+        !(w->ln1_b = load_t(L, 0, d, 0, "blk.%d.attn_norm.bias", l)))
+        return -1;
+    float *qkv = load_t(L, 1, d, qd + 2 * kd, "blk.%d.attn_qkv.weight", l);
+    if (L->err[0])
+        return -1;
+    if (qkv) {
+        float *bqkv = load_t(L, 0, qd + 2 * kd, 0, "blk.%d.attn_qkv.bias", l);
+        if (!bqkv)
+            return -1;
+        w->wq = qkv, w->wk = qkv + qd * d, w->wv = qkv + (qd + kd) * d;
+        w->bq = bqkv, w->bk = bqkv + qd, w->bv = bqkv + qd + kd;
+    } else if (!(w->wq = load_t(L, 0, d, qd, "blk.%d.attn_q.weight", l)) ||
+               !(w->bq = load_t(L, 0, qd, 0, "blk.%d.attn_q.bias", l)) ||
+               !(w->wk = load_t(L, 0, d, kd, "blk.%d.attn_k.weight", l)) ||
+               !(w->bk = load_t(L, 0, kd, 0, "blk.%d.attn_k.bias", l)) ||
+               !(w->wv = load_t(L, 0, d, kd, "blk.%d.attn_v.weight", l)) ||
+               !(w->bv = load_t(L, 0, kd, 0, "blk.%d.attn_v.bias", l))) {
+        return -1;
+    }
+    if (!(w->wo = load_t(L, 0, qd, d, "blk.%d.attn_output.weight", l)) ||
+        !(w->bo = load_t(L, 0, d, 0, "blk.%d.attn_output.bias", l)) ||
+        !(w->w_up = load_t(L, 0, d, c->d_ff, "blk.%d.ffn_up.weight", l)) ||
+        !(w->b_up = load_t(L, 0, c->d_ff, 0, "blk.%d.ffn_up.bias", l)) ||
+        !(w->w_down = load_t(L, 0, c->d_ff, d, "blk.%d.ffn_down.weight", l)) ||
+        !(w->b_down = load_t(L, 0, d, 0, "blk.%d.ffn_down.bias", l)))
+        return -1;
     return 0;
 }
 
@@ -779,29 +833,115 @@ static size_t total_floats(const gguf_file *g)
     return n;
 }
 
-static void set_family(model_config *c, const char *arch)
+/* The architectures, with llama.cpp's names, and what each one's block is. */
+static const struct { const char *arch; model_family fam; } ARCHS[] = {
+    {"llama", FAM_LLAMA}, {"qwen2", FAM_QWEN2}, {"qwen3", FAM_QWEN3}, {"gpt2", FAM_GPT2},
+    {"phi2", FAM_PHI},    {"gemma", FAM_GEMMA}, {"gemma2", FAM_GEMMA2},
+};
+#define ARCH_LIST "llama, qwen2, gpt2, qwen3, phi2, gemma, gemma2"
+
+static int arch_family(const char *arch, model_family *fam)
+{
+    for (size_t i = 0; i < sizeof ARCHS / sizeof ARCHS[0]; i++)
+        if (strcmp(arch, ARCHS[i].arch) == 0) {
+            *fam = ARCHS[i].fam;
+            return 0;
+        }
+    return -1;
+}
+
+/* Gemma's norms are x/rms·(1 + w) in Hugging Face, but llama.cpp's converter stores 1 + w
+ * (convert_hf_to_gguf.py adds 1 to every *norm.weight of gemma and gemma2), so here they are a
+ * plain RMSNorm. */
+static void set_family(model_config *c, const char *arch, model_family fam)
 {
     c->causal = 1;
     c->pad_id = c->cls_id = c->sep_id = -1;
+    c->family = fam;
+    c->block = BLOCK_PRE_LN;
     snprintf(c->model_type, sizeof c->model_type, "%s", arch);
-    if (strcmp(arch, "gpt2") == 0) {
-        c->family = FAM_GPT2;
+    switch (fam) {
+    case FAM_GPT2:
         c->norm = NORM_LAYER;
         c->act = ACT_GELU_TANH;
         c->learned_pos = 1;
-    } else {
-        c->family = strcmp(arch, "qwen2") == 0 ? FAM_QWEN2 : FAM_LLAMA;
+        break;
+    case FAM_PHI:
+        c->norm = NORM_LAYER;
+        c->act = ACT_GELU_TANH;   /* gelu_new */
+        c->block = BLOCK_PARALLEL_ONE;
+        break;
+    case FAM_GEMMA:
+    case FAM_GEMMA2:
+        c->norm = NORM_RMS;
+        c->act = ACT_GELU_TANH;
+        c->gated_mlp = 1;
+        c->block = fam == FAM_GEMMA2 ? BLOCK_SANDWICH : BLOCK_PRE_LN;
+        break;
+    default:   /* llama, qwen2, qwen3 */
         c->norm = NORM_RMS;
         c->act = ACT_SILU;
         c->gated_mlp = 1;
+        c->qk_norm = fam == FAM_QWEN3;
     }
 }
 
-static int load_body(loader *L, model *m, const char *arch)
+/* Gemma's √d embedding scale; Gemma2's soft-caps, query scale and sliding window on the even
+ * layers (llama.cpp: window default 4096, caps 50 and 30; the query scale is not stored: it is
+ * 1/√head_dim, or 1/√(d/H) for the 46-layer 27B, as llama.cpp's build_gemma2 takes it). */
+static int gemma_setup(loader *L, const char *arch, model *m)
+{
+    model_config *c = &m->cfg;
+    c->emb_scale = (float)sqrt((double)c->d_model);
+    if (c->family != FAM_GEMMA2)
+        return 0;
+    double a, f;
+    int W;
+    if (meta_real(L->g, arch, "attn_logit_softcapping", 50.0, 1e-6, 1e6, &a, L->err, L->errlen) < 0 ||
+        meta_real(L->g, arch, "final_logit_softcapping", 30.0, 1e-6, 1e6, &f, L->err, L->errlen) < 0 ||
+        meta_int(L->g, arch, "attention.sliding_window", 4096, 1, 1 << 30, &W, L->err, L->errlen) < 0)
+        return -1;
+    c->attn_softcap = (float)a;
+    c->final_softcap = (float)f;
+    int scalar = c->n_layer == 46 ? c->d_model / c->n_head : c->head_dim;
+    c->attn_scale = (float)pow((double)scalar, -0.5);   /* as the HF loader: query_pre_attn_scalar^-0.5 */
+    for (int l = 0; l < c->n_layer; l++)
+        m->w.layers[l].window = l % 2 == 0 ? W : 0;
+    return 0;
+}
+
+/* Mistral converts to "llama"; llama.cpp's converter writes no window, but a file that carries
+ * llama.attention.sliding_window gets it on every layer, as Mistral's config applies it. */
+static int llama_window(loader *L, const char *arch, model *m)
+{
+    int W;
+    if (meta_int(L->g, arch, "attention.sliding_window", 0, 0, 1 << 30, &W, L->err, L->errlen) < 0)
+        return -1;
+    for (int l = 0; l < m->cfg.n_layer; l++)
+        m->w.layers[l].window = W;
+    return 0;
+}
+
+static int load_layer(loader *L, model_config *c, int l, model_layer *w)
+{
+    switch (c->family) {
+    case FAM_GPT2:
+        return load_gpt2_layer(L, c, l, w);
+    case FAM_PHI:
+        return load_phi2_layer(L, c, l, w);
+    default:
+        return load_llama_layer(L, c, l, w, c->family == FAM_LLAMA);
+    }
+}
+
+static int load_body(loader *L, model *m, const char *arch, model_family fam)
 {
     model_config *c = &m->cfg;
     const gguf_file *g = L->g;
-    set_family(c, arch);
+    set_family(c, arch, fam);
+    /* llama.cpp requires the norm epsilon of the newer architectures; llama/qwen2/gpt2 files
+     * without one keep the old default. */
+    int newer = fam == FAM_PHI || fam == FAM_GEMMA || fam == FAM_GEMMA2 || fam == FAM_QWEN3;
     if (read_config(g, arch, c, L->err, L->errlen) < 0)
         return -1;
     const gguf_tensor *te = gguf_tensor_find(g, "token_embd.weight");
@@ -817,12 +957,13 @@ static int load_body(loader *L, model *m, const char *arch)
     const char *eps_key = c->norm == NORM_RMS ? "attention.layer_norm_rms_epsilon"
                                               : "attention.layer_norm_epsilon";
     double eps;
-    if (meta_real(g, arch, eps_key, 1e-5, 1e-30, 0.5, &eps, L->err, L->errlen) < 0)
+    if (meta_real(g, arch, eps_key, newer ? NAN : 1e-5, 1e-30, 0.5, &eps, L->err, L->errlen) < 0)
         return -1;
     c->norm_eps = (float)eps;
-    c->bos_id = special_id(g, "tokenizer.ggml.bos_token_id", c->vocab, c->family == FAM_LLAMA ? 1 : -1);
-    c->eos_id = special_id(g, "tokenizer.ggml.eos_token_id", c->vocab, c->family == FAM_LLAMA ? 2 : -1);
-    c->pad_id = special_id(g, "tokenizer.ggml.padding_token_id", c->vocab, -1);
+    int gemma = fam == FAM_GEMMA || fam == FAM_GEMMA2;
+    c->bos_id = special_id(g, "tokenizer.ggml.bos_token_id", c->vocab, fam == FAM_LLAMA ? 1 : gemma ? 2 : -1);
+    c->eos_id = special_id(g, "tokenizer.ggml.eos_token_id", c->vocab, fam == FAM_LLAMA ? 2 : gemma ? 1 : -1);
+    c->pad_id = special_id(g, "tokenizer.ggml.padding_token_id", c->vocab, gemma ? 0 : -1);
     L->o->cap = total_floats(g);
     L->o->arena = malloc((L->o->cap ? L->o->cap : 1) * sizeof(float));
     L->o->layers = calloc(c->n_layer, sizeof(model_layer));
@@ -835,27 +976,31 @@ static int load_body(loader *L, model *m, const char *arch)
     if (!(m->w.tok_emb = load_t(L, 0, d, c->vocab, "token_embd.weight")) ||
         !(m->w.lnf_w = load_t(L, 0, d, 0, "output_norm.weight")))
         return -1;
-    if (c->family == FAM_GPT2) {
-        if (!(m->w.lnf_b = load_t(L, 0, d, 0, "output_norm.bias")) ||
-            !(m->w.pos_emb = load_t(L, 0, d, c->max_pos, "position_embd.weight")))
+    if (fam == FAM_GPT2 || fam == FAM_PHI) {
+        if (!(m->w.lnf_b = load_t(L, 0, d, 0, "output_norm.bias")))
+            return -1;
+    }
+    if (fam == FAM_GPT2) {
+        if (!(m->w.pos_emb = load_t(L, 0, d, c->max_pos, "position_embd.weight")))
             return -1;
     } else if (rope_setup(L, arch, c) < 0) {
         return -1;
     }
-    m->w.lm_head = load_t(L, 1, d, c->vocab, "output.weight");
+    /* Gemma's head is always the embedding in llama.cpp (its converter drops lm_head.weight). */
+    m->w.lm_head = gemma ? NULL : load_t(L, 1, d, c->vocab, "output.weight");
     if (L->err[0])
         return -1;
     c->tied_head = m->w.lm_head == NULL;
     if (c->tied_head)
         m->w.lm_head = m->w.tok_emb;
-    for (int l = 0; l < c->n_layer; l++) {
-        int rc = c->family == FAM_GPT2 ? load_gpt2_layer(L, c, l, &m->w.layers[l])
-                                       : load_llama_layer(L, c, l, &m->w.layers[l],
-                                                          c->family == FAM_LLAMA);
-        if (rc < 0)
+    if (fam == FAM_PHI && !(m->w.lm_head_b = load_t(L, 0, c->vocab, 0, "output.bias")))
+        return -1;
+    for (int l = 0; l < c->n_layer; l++)
+        if (load_layer(L, c, l, &m->w.layers[l]) < 0)
             return -1;
-    }
-    return 0;
+    if (gemma)
+        return gemma_setup(L, arch, m);
+    return fam == FAM_LLAMA ? llama_window(L, arch, m) : 0;
 }
 
 model *model_load_gguf(const char *path, char *err, size_t errlen)
@@ -871,8 +1016,9 @@ model *model_load_gguf(const char *path, char *err, size_t errlen)
     char arch[32] = "";
     if (a && alen < sizeof arch)
         memcpy(arch, a, alen), arch[alen] = 0;
-    if (strcmp(arch, "llama") && strcmp(arch, "qwen2") && strcmp(arch, "gpt2")) {
-        snprintf(err, errlen, "general.architecture '%s' is not supported (llama, qwen2, gpt2 are)",
+    model_family fam;
+    if (arch_family(arch, &fam) < 0) {
+        snprintf(err, errlen, "general.architecture '%s' is not supported (" ARCH_LIST " are)",
                  a ? arch : "(missing)");
         gguf_close(g);
         cli_err_prefix(err, errlen, path);
@@ -883,7 +1029,7 @@ model *model_load_gguf(const char *path, char *err, size_t errlen)
     m->owner = o;
     m->release = gguf_release;
     loader L = {g, o, err, errlen};
-    int rc = load_body(&L, m, arch);
+    int rc = load_body(&L, m, arch, fam);
     gguf_close(g);
     if (rc == 0 && cli_sha256_file(path, m->sha256) < 0) {
         snprintf(err, errlen, "cannot read for checksum");

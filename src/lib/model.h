@@ -41,7 +41,7 @@ typedef struct {
     float *inv_freq;           /* rotary_dim/2 frequencies after any rope_scaling */
     int tied_head;
     /* The newer families' differences (all 0 for the first five, where 0 means "not used"): */
-    model_block block;         /* set by every HF loader; GGUF/llama2.c leave PRE_LN or the flags */
+    model_block block;         /* set by the HF and GGUF loaders; llama2.c leaves PRE_LN */
     int d_embed;               /* OPT word_embed_proj_dim when != d_model (project_in/out); else 0 */
     int pos_offset;            /* learned position row = position + pos_offset (OPT 2, RoBERTa pad+1) */
     int pos_skip_pad;          /* RoBERTa: pad ids take row pad_id and do not advance the position */

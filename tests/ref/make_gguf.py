@@ -6,11 +6,22 @@
                                         Q8_0; the .npz holds the dequantised weights and config
                                         for llama2c_reference.py --npz
   make_gguf.py qwen2 OUT.gguf OUT.npz   tiny random Qwen2 (q/k/v biases, tied head, half-split)
-  make_gguf.py from-hf DIR OUT.gguf     convert a tiny Hugging Face checkpoint (make_tiny.py; gpt2,
-                                        llama, qwen2; one F32 safetensors file) the way llama.cpp's
+  make_gguf.py from-hf DIR OUT.gguf     convert a tiny Hugging Face checkpoint (make_tiny.py: gpt2,
+                                        llama, qwen2; make_tiny_more.py: phi, mistral, gemma,
+                                        gemma2, qwen3; one F32 safetensors file) the way llama.cpp's
                                         convert_hf_to_gguf.py lays it out: GPT-2 Conv1D weights
-                                        transposed, llama q/k rows permuted back to Meta's
-                                        interleaved order, qwen2 left half-split
+                                        transposed, llama (and Mistral, which converts to llama)
+                                        q/k rows permuted back to Meta's interleaved order, the
+                                        NeoX-RoPE archs (qwen2, qwen3, phi2, gemma, gemma2) left
+                                        half-split, 1 added to every gemma *norm.weight and its
+                                        lm_head dropped (see from_hf_more for the metadata)
+  make_gguf.py from-hf DIR OUT.gguf --drop NAME
+                                        the same without metadata key or tensor NAME (bad input,
+                                        or a Mistral file without its window as the converter
+                                        writes it)
+  make_gguf.py from-hf DIR OUT.gguf --fuse-qkv
+                                        phi: one blk.N.attn_qkv (q, k, v rows stacked, biases
+                                        too), as older Phi-2 conversions (Wqkv) carry it
   make_gguf.py bad DIR                  damaged and unsupported files, one per failure case,
                                         named <case>.gguf (the list is printed, one per line)
 The layout follows the GGUF specification: magic, version, tensor count, metadata count,
@@ -197,7 +208,90 @@ def to_meta_order(w, n_head):
     return w.reshape(n_head, 2, w.shape[0] // n_head // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
 
 
-def from_hf(d, out):
+def from_hf_more(cfg, st, add, fuse_qkv=False):
+    """The families of make_tiny_more.py, as convert_hf_to_gguf.py (Phi2Model, LlamaModel,
+    GemmaModel, Gemma2Model, Qwen3Model) writes them; returns the metadata. Where the converter
+    would need a key the tiny config leaves to the class default (phi partial_rotary_factor,
+    gemma head_dim, gemma2 soft-caps and window) the default is written. Two deliberate
+    departures: phi2.feed_forward_length is intermediate_size (the converter writes 4·n_embd,
+    the same number for every released Phi-2), and a Mistral sliding_window is written as
+    llama.attention.sliding_window (the converter drops it)."""
+    mt = cfg["model_type"]
+    arch = {"phi": "phi2", "mistral": "llama"}.get(mt, mt)
+    nh, L, d_ = cfg["num_attention_heads"], cfg["num_hidden_layers"], cfg["hidden_size"]
+    nkv = cfg.get("num_key_value_heads") or nh
+    kv = lambda k, t, v: (arch + "." + k, t, v)
+    kvs = [("general.architecture", STR, arch), kv("context_length", U32, cfg["max_position_embeddings"]),
+           kv("embedding_length", U32, d_), kv("feed_forward_length", U32, cfg["intermediate_size"]),
+           kv("block_count", U32, L), kv("attention.head_count", U32, nh)]
+    if mt == "phi":
+        kvs += [kv("attention.head_count_kv", U32, nh),
+                kv("attention.layer_norm_epsilon", F32, cfg["layer_norm_eps"]),
+                kv("rope.dimension_count", U32, int(cfg.get("partial_rotary_factor", 0.5) * d_) // nh)]
+    else:
+        kvs += [kv("attention.head_count_kv", U32, nkv),
+                kv("attention.layer_norm_rms_epsilon", F32, cfg["rms_norm_eps"])]
+    gem = mt in ("gemma", "gemma2")
+    hd = cfg.get("head_dim") or (256 if gem else d_ // nh)
+    if gem or "head_dim" in cfg:
+        kvs += [kv("attention.key_length", U32, hd), kv("attention.value_length", U32, hd)]
+    if mt in ("mistral", "qwen3"):   # Gemma and Phi2 write no base: llama.cpp's 10000 applies
+        kvs.append(kv("rope.freq_base", F32, cfg["rope_theta"]))
+    if mt == "mistral":
+        kvs.append(kv("rope.dimension_count", U32, hd))
+        if cfg.get("sliding_window", 4096) is not None:
+            kvs.append(kv("attention.sliding_window", U32, cfg.get("sliding_window", 4096)))
+    if mt == "gemma2":
+        kvs += [(arch + ".attn_logit_softcapping", F32, cfg.get("attn_logit_softcapping", 50.0)),
+                (arch + ".final_logit_softcapping", F32, cfg.get("final_logit_softcapping", 30.0)),
+                kv("attention.sliding_window", U32, cfg.get("sliding_window", 4096))]
+    norm1 = lambda w: (w.astype(np.float32) + np.float32(1)) if gem else w
+    p = "model."
+    if mt == "phi":
+        add("token_embd.weight", st[p + "embed_tokens.weight"])
+        add("output_norm.weight", st[p + "final_layernorm.weight"])
+        add("output_norm.bias", st[p + "final_layernorm.bias"])
+        if "lm_head.weight" in st:
+            add("output.weight", st["lm_head.weight"])
+        add("output.bias", st["lm_head.bias"])
+        names = {"input_layernorm": "attn_norm", "self_attn.q_proj": "attn_q", "self_attn.k_proj": "attn_k",
+                 "self_attn.v_proj": "attn_v", "self_attn.dense": "attn_output", "mlp.fc1": "ffn_up",
+                 "mlp.fc2": "ffn_down"}
+    else:
+        add("token_embd.weight", st[p + "embed_tokens.weight"])
+        add("output_norm.weight", norm1(st[p + "norm.weight"]))
+        if "lm_head.weight" in st and not gem:
+            add("output.weight", st["lm_head.weight"])
+        names = {"input_layernorm": "attn_norm",
+                 "post_attention_layernorm": "post_attention_norm" if mt == "gemma2" else "ffn_norm",
+                 "pre_feedforward_layernorm": "ffn_norm", "post_feedforward_layernorm": "post_ffw_norm",
+                 "self_attn.q_proj": "attn_q", "self_attn.k_proj": "attn_k", "self_attn.v_proj": "attn_v",
+                 "self_attn.o_proj": "attn_output", "self_attn.q_norm": "attn_q_norm",
+                 "self_attn.k_norm": "attn_k_norm", "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up",
+                 "mlp.down_proj": "ffn_down"}
+    for l in range(L):
+        if fuse_qkv:
+            h = "%slayers.%d.self_attn." % (p, l)
+            for kind in ("weight", "bias"):
+                add("blk.%d.attn_qkv.%s" % (l, kind),
+                    np.concatenate([st[h + n + "_proj." + kind] for n in "qkv"]))
+        for hf, gg in names.items():
+            if fuse_qkv and gg in ("attn_q", "attn_k", "attn_v"):
+                continue
+            for kind in ("weight", "bias"):
+                key = "%slayers.%d.%s.%s" % (p, l, hf, kind)
+                if key not in st:
+                    continue
+                w = st[key]
+                if mt == "mistral" and gg in ("attn_q", "attn_k"):
+                    w = to_meta_order(w, nh if gg == "attn_q" else nkv)
+                if key.endswith("norm.weight"):
+                    w = norm1(w)
+                add("blk.%d.%s.%s" % (l, gg, kind), w)
+    return kvs
+
+
+def from_hf(d, out, drop=None, fuse_qkv=False):
     import json
     cfg = json.load(open(os.path.join(d, "config.json")))
     st = read_safetensors(os.path.join(d, "model.safetensors"))
@@ -208,7 +302,9 @@ def from_hf(d, out):
         a = np.ascontiguousarray(a, dtype=np.float32)
         T.append((name, list(reversed(a.shape)), T_F32, a.tobytes()))
 
-    if mt == "gpt2":
+    if mt in ("phi", "mistral", "gemma", "gemma2", "qwen3"):
+        kvs = from_hf_more(cfg, st, add, fuse_qkv)
+    elif mt == "gpt2":
         p = "transformer." if "transformer.wte.weight" in st else ""
         d_, L = cfg["n_embd"], cfg["n_layer"]
         kvs = [("general.architecture", STR, "gpt2"), ("gpt2.context_length", U32, cfg["n_ctx"]),
@@ -259,6 +355,10 @@ def from_hf(d, out):
                     if mt == "llama" and gg in ("attn_q", "attn_k"):
                         w = to_meta_order(w, nh if gg == "attn_q" else nkv)
                     add("blk.%d.%s.%s" % (l, gg, kind), w)
+    if drop is not None:
+        n = len(kvs) + len(T)
+        kvs, T = [x for x in kvs if x[0] != drop], [x for x in T if x[0] != drop]
+        assert len(kvs) + len(T) == n - 1, "--drop %s: no such key or tensor" % drop
     with open(out, "wb") as f:
         f.write(gguf_bytes(kvs, T))
 
@@ -266,7 +366,9 @@ def from_hf(d, out):
 def main():
     mode = sys.argv[1]
     if mode == "from-hf":
-        from_hf(sys.argv[2], sys.argv[3])
+        opts = sys.argv[4:]
+        drop = opts[opts.index("--drop") + 1] if "--drop" in opts else None
+        from_hf(sys.argv[2], sys.argv[3], drop, "--fuse-qkv" in opts)
         return
     if mode == "bad":
         bad_files(sys.argv[2])
