@@ -1,11 +1,17 @@
 /* gemm: see gemm.h for the exact definition of every output element.
  *
- * Layout: op(B) is packed once per call into panels of NR columns (k-major, zero-padded), and
- * op(A) into blocks of MR rows; an MR×NR block of C is then accumulated in registers over the
- * whole of k, in order. Vectors run across the NR columns only, so each lane is one element's
- * own sequential sum and the vector width cannot change a bit. The same body is compiled twice,
- * for AVX2 and for the x86-64 baseline; fp-contract is off for the whole build (Makefile), and
- * the AVX2 clone does not enable FMA, so no multiply-add is ever fused. */
+ * Layout (Goto-style, but without ever splitting a sum): op(B) is packed once per call into
+ * panels of NR columns (k-major, zero-padded), op(A) into blocks of MR rows for MC rows and KC
+ * values of k at a time, so that an A block stays in L2 and a KC×NR slice of a B panel in L1 while
+ * every MR-row block of the A block passes over it. An MR×NR block of C is accumulated in
+ * registers over KC values of k, in order; between k blocks the partial sums wait in a workspace
+ * (storing and reloading a float is exact), and k blocks are taken in increasing order, so each
+ * element is still the one sequential sum k = 0, 1, … of gemm.h. Vectors run across the NR
+ * columns only, so each lane is one element's own sequential sum and the vector width cannot
+ * change a bit; the MR×2 accumulators are independent add chains, enough to hide the add latency.
+ * The same body is compiled twice, for AVX2 and for the x86-64 baseline; fp-contract is off for
+ * the whole build (Makefile), and the AVX2 clone does not enable FMA, so no multiply-add is ever
+ * fused. */
 #include "gemm.h"
 
 #include <stdlib.h>
@@ -13,7 +19,10 @@
 
 #include "cli.h"
 
-enum { MR = 4 };
+/* MR rows × 2 vectors = 12 accumulators, which with the two B vectors, a broadcast A value and a
+ * product fill the 16 vector registers of both AVX2 and the baseline. KC·NR·sizeof(float) = 16 KiB
+ * of B stays in L1; MC·KC·4 = 120 KiB of A in L2. */
+enum { MR = 6, KC = 256, MC = 120 };
 
 typedef float v8f __attribute__((vector_size(32)));
 typedef float v4f __attribute__((vector_size(16)));
@@ -27,79 +36,113 @@ static void *panel_alloc(size_t bytes) {
     return p;
 }
 
-/* DEFINE_GEMM(T, VT, VL, SUF): gemm_SUF over element type T with vectors VT of VL elements; an
- * NR = 2·VL column panel; ATTR is the target attribute of its entry point. */
-#define DEFINE_GEMM(T, VT, VL, SUF, ATTR)                                                                       \
-    enum { NR_##SUF = 2 * (VL) };                                                                       \
-    static inline __attribute__((always_inline)) void pack_b_##SUF(T *Bp, int trans_b, int N, int K,    \
-                                                                   const T *B, int ldb) {              \
-        for (int j0 = 0, p = 0; j0 < N; j0 += NR_##SUF, p++)                                            \
-            for (int k = 0; k < K; k++) {                                                               \
-                T *dst = Bp + ((size_t)p * K + k) * NR_##SUF;                                           \
-                for (int c = 0; c < NR_##SUF; c++) {                                                    \
-                    int j = j0 + c;                                                                     \
-                    dst[c] = j >= N ? 0 : trans_b ? B[(size_t)j * ldb + k] : B[(size_t)k * ldb + j];   \
-                }                                                                                       \
-            }                                                                                           \
-    }                                                                                                   \
-    static inline __attribute__((always_inline)) void pack_a_##SUF(T *Ap, int trans_a, int i0, int M,   \
-                                                                   int K, const T *A, int lda) {       \
-        for (int k = 0; k < K; k++)                                                                     \
-            for (int r = 0; r < MR; r++) {                                                              \
-                int i = i0 + r;                                                                         \
-                Ap[(size_t)k * MR + r] = i >= M ? 0 : trans_a ? A[(size_t)k * lda + i] : A[(size_t)i * lda + k]; \
-            }                                                                                           \
-    }                                                                                                   \
-    /* Named accumulators (not an array) so that they stay in registers. */                           \
-    static inline __attribute__((always_inline)) void block_##SUF(int K, const T *Ap, const T *Bp,      \
-                                                                  VT acc[MR][2]) {                     \
-        VT c00 = {0}, c01 = {0}, c10 = {0}, c11 = {0}, c20 = {0}, c21 = {0}, c30 = {0}, c31 = {0};      \
-        for (int k = 0; k < K; k++) {                                                                   \
-            const T *a = Ap + (size_t)k * MR, *b = Bp + (size_t)k * NR_##SUF;                           \
-            VT b0, b1;                                                                                  \
-            memcpy(&b0, b, sizeof b0);                                                                  \
-            memcpy(&b1, b + (VL), sizeof b1);                                                           \
-            c00 += a[0] * b0, c01 += a[0] * b1;                                                         \
-            c10 += a[1] * b0, c11 += a[1] * b1;                                                         \
-            c20 += a[2] * b0, c21 += a[2] * b1;                                                         \
-            c30 += a[3] * b0, c31 += a[3] * b1;                                                         \
-        }                                                                                               \
-        acc[0][0] = c00, acc[0][1] = c01, acc[1][0] = c10, acc[1][1] = c11;                             \
-        acc[2][0] = c20, acc[2][1] = c21, acc[3][0] = c30, acc[3][1] = c31;                             \
-    }                                                                                                   \
-    static inline __attribute__((always_inline)) void store_##SUF(VT acc[MR][2], int i0, int j0, int M,  \
-                                                                  int N, T alpha, T beta, T *C, int ldc) { \
-        for (int r = 0; r < MR && i0 + r < M; r++) {                                                    \
-            T v[NR_##SUF];                                                                              \
-            memcpy(v, acc[r], sizeof v);                                                                \
-            T *c = C + (size_t)(i0 + r) * ldc + j0;                                                     \
-            int n = N - j0 < NR_##SUF ? N - j0 : NR_##SUF;                                              \
-            for (int j = 0; j < n; j++) c[j] = beta == 0 ? alpha * v[j] : alpha * v[j] + beta * c[j];   \
-        }                                                                                               \
-    }                                                                                                   \
-    static inline __attribute__((always_inline)) void body_##SUF(int ta, int tb, int M, int N, int K,   \
-                                                                 T alpha, const T *A, int lda,         \
-                                                                 const T *B, int ldb, T beta, T *C,    \
-                                                                 int ldc) {                            \
-        if (M <= 0 || N <= 0) return;                                                                   \
-        if (K < 0) K = 0;                                                                               \
-        int np = (N + NR_##SUF - 1) / NR_##SUF;                                                         \
-        T *Bp = panel_alloc(sizeof(T) * (size_t)np * K * NR_##SUF), *Ap = panel_alloc(sizeof(T) * (size_t)K * MR); \
-        pack_b_##SUF(Bp, tb, N, K, B, ldb);                                                             \
-        for (int i0 = 0; i0 < M; i0 += MR) {                                                            \
-            pack_a_##SUF(Ap, ta, i0, M, K, A, lda);                                                     \
-            for (int p = 0; p < np; p++) {                                                              \
-                VT acc[MR][2];                                                                          \
-                block_##SUF(K, Ap, Bp + (size_t)p * K * NR_##SUF, acc);                                 \
-                store_##SUF(acc, i0, p * NR_##SUF, M, N, alpha, beta, C, ldc);                          \
-            }                                                                                           \
-        }                                                                                               \
-        free(Ap);                                                                                       \
-        free(Bp);                                                                                       \
-    }                                                                                                   \
-    ATTR static void run_##SUF(int ta, int tb, int M, int N, int K, T alpha, const T *A, int lda,      \
-                               const T *B, int ldb, T beta, T *C, int ldc) {                            \
-        body_##SUF(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);                               \
+#define GEMM_ROW_ACC(r, VT, VL) VT c##r##0 = {0}, c##r##1 = {0};
+#define GEMM_ROW_LOAD(r, VT, VL) memcpy(&c##r##0, W + (r) * 2 * (VL), sizeof(VT)); memcpy(&c##r##1, W + (r) * 2 * (VL) + (VL), sizeof(VT));
+#define GEMM_ROW_STEP(r, VT, VL) c##r##0 += a[r] * b0; c##r##1 += a[r] * b1;
+#define GEMM_ROW_SAVE(r, VT, VL) memcpy(W + (r) * 2 * (VL), &c##r##0, sizeof(VT)); memcpy(W + (r) * 2 * (VL) + (VL), &c##r##1, sizeof(VT));
+#define GEMM_ROWS(X, VT, VL) X(0, VT, VL) X(1, VT, VL) X(2, VT, VL) X(3, VT, VL) X(4, VT, VL) X(5, VT, VL)
+
+/* DEFINE_GEMM(T, VT, VL, SUF, ATTR): gemm_SUF over element type T with vectors VT of VL elements;
+ * an NR = 2·VL column panel; ATTR is the target attribute of its entry point. */
+#define DEFINE_GEMM(T, VT, VL, SUF, ATTR)                                                                \
+    enum { NR_##SUF = 2 * (VL) };                                                                        \
+    static inline __attribute__((always_inline)) void pack_b_##SUF(T *Bp, int trans_b, int N, int K,     \
+                                                                   const T *B, int ldb) {               \
+        enum { NR = NR_##SUF };                                                                          \
+        for (int j0 = 0, p = 0; j0 < N; j0 += NR, p++) {                                                 \
+            int n = N - j0 < NR ? N - j0 : NR;                                                           \
+            for (int k = 0; k < K; k++) {                                                                \
+                T *dst = Bp + ((size_t)p * K + k) * NR;                                                  \
+                if (trans_b)                                                                             \
+                    for (int c = 0; c < n; c++) dst[c] = B[(size_t)(j0 + c) * ldb + k];                  \
+                else                                                                                     \
+                    memcpy(dst, B + (size_t)k * ldb + j0, sizeof(T) * n);                                \
+                for (int c = n; c < NR; c++) dst[c] = 0;                                                 \
+            }                                                                                            \
+        }                                                                                                \
+    }                                                                                                    \
+    /* rows i0 … i0+mc−1 and k = k0 … k0+kc−1 of op(A), as MR-row blocks each k-major */               \
+    static inline __attribute__((always_inline)) void pack_a_##SUF(T *Ap, int trans_a, int i0, int mc,   \
+                                                                   int M, int k0, int kc, const T *A,   \
+                                                                   int lda) {                           \
+        for (int ib = 0; ib < mc; ib += MR, Ap += (size_t)kc * MR)                                       \
+            for (int r = 0; r < MR; r++) {                                                               \
+                int i = i0 + ib + r;                                                                     \
+                if (i >= M || ib + r >= mc)                                                              \
+                    for (int k = 0; k < kc; k++) Ap[(size_t)k * MR + r] = 0;                             \
+                else if (trans_a)                                                                        \
+                    for (int k = 0; k < kc; k++) Ap[(size_t)k * MR + r] = A[(size_t)(k0 + k) * lda + i]; \
+                else                                                                                     \
+                    for (int k = 0; k < kc; k++) Ap[(size_t)k * MR + r] = A[(size_t)i * lda + k0 + k];   \
+            }                                                                                            \
+    }                                                                                                    \
+    /* W: the MR×NR partial sums of this block (read unless first); named accumulators, not an     \
+     * array, so that they stay in registers. */                                                       \
+    static inline __attribute__((always_inline)) void block_##SUF(int kc, const T *Ap, const T *Bp,      \
+                                                                  int first, T *W) {                    \
+        enum { NR = NR_##SUF };                                                                          \
+        GEMM_ROWS(GEMM_ROW_ACC, VT, VL)                                                                          \
+        if (!first) { GEMM_ROWS(GEMM_ROW_LOAD, VT, VL) }                                                         \
+        for (int k = 0; k < kc; k++) {                                                                   \
+            const T *a = Ap + (size_t)k * MR, *b = Bp + (size_t)k * NR;                                  \
+            VT b0, b1;                                                                                   \
+            memcpy(&b0, b, sizeof b0);                                                                   \
+            memcpy(&b1, b + (VL), sizeof b1);                                                            \
+            GEMM_ROWS(GEMM_ROW_STEP, VT, VL)                                                                     \
+        }                                                                                                \
+        GEMM_ROWS(GEMM_ROW_SAVE, VT, VL)                                                                         \
+    }                                                                                                    \
+    static inline __attribute__((always_inline)) void store_##SUF(const T *W, int i0, int j0, int M,     \
+                                                                  int N, T alpha, T beta, T *C,         \
+                                                                  int ldc) {                            \
+        enum { NR = NR_##SUF };                                                                          \
+        int n = N - j0 < NR ? N - j0 : NR;                                                               \
+        for (int r = 0; r < MR && i0 + r < M; r++) {                                                     \
+            const T *v = W + r * NR;                                                                     \
+            T *c = C + (size_t)(i0 + r) * ldc + j0;                                                      \
+            if (beta == 0)                                                                               \
+                for (int j = 0; j < n; j++) c[j] = alpha * v[j];                                         \
+            else                                                                                         \
+                for (int j = 0; j < n; j++) c[j] = alpha * v[j] + beta * c[j];                           \
+        }                                                                                                \
+    }                                                                                                    \
+    static inline __attribute__((always_inline)) void body_##SUF(int ta, int tb, int M, int N, int K,    \
+                                                                 T alpha, const T *A, int lda,          \
+                                                                 const T *B, int ldb, T beta, T *C,     \
+                                                                 int ldc) {                             \
+        enum { NR = NR_##SUF };                                                                          \
+        if (M <= 0 || N <= 0) return;                                                                    \
+        if (K < 0) K = 0;                                                                                \
+        int np = (N + NR - 1) / NR, nkb = K > KC ? (K + KC - 1) / KC : 1;                                \
+        int mcmax = (M < MC ? M : MC) + MR - 1, kcmax = K < KC ? K : KC;                                 \
+        mcmax -= mcmax % MR;                                                                             \
+        T *Bp = panel_alloc(sizeof(T) * (size_t)np * K * NR);                                            \
+        T *Ap = panel_alloc(sizeof(T) * (size_t)mcmax * kcmax);                                          \
+        /* partial sums of every block of the MC rows when k is split, else one block's */           \
+        T *Wk = panel_alloc(sizeof(T) * (nkb > 1 ? (size_t)mcmax * np * NR : (size_t)MR * NR));          \
+        pack_b_##SUF(Bp, tb, N, K, B, ldb);                                                              \
+        for (int i0 = 0; i0 < M; i0 += MC) {                                                             \
+            int mc = M - i0 < MC ? M - i0 : MC;                                                          \
+            for (int kb = 0; kb < nkb; kb++) {                                                           \
+                int k0 = kb * KC, kc = K - k0 < KC ? K - k0 : KC, last = kb == nkb - 1;                  \
+                pack_a_##SUF(Ap, ta, i0, mc, M, k0, kc, A, lda);                                         \
+                for (int p = 0; p < np; p++) {                                                           \
+                    const T *bp = Bp + ((size_t)p * K + k0) * NR;                                        \
+                    for (int ib = 0; ib < mc; ib += MR) {                                                \
+                        T *W = nkb > 1 ? Wk + ((size_t)(ib / MR) * np + p) * MR * NR : Wk;               \
+                        block_##SUF(kc, Ap + (size_t)ib * kc, bp, kb == 0, W);                           \
+                        if (last) store_##SUF(W, i0 + ib, p * NR, M, N, alpha, beta, C, ldc);            \
+                    }                                                                                    \
+                }                                                                                        \
+            }                                                                                            \
+        }                                                                                                \
+        free(Wk);                                                                                        \
+        free(Ap);                                                                                        \
+        free(Bp);                                                                                        \
+    }                                                                                                    \
+    ATTR static void run_##SUF(int ta, int tb, int M, int N, int K, T alpha, const T *A, int lda,       \
+                               const T *B, int ldb, T beta, T *C, int ldc) {                             \
+        body_##SUF(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);                                \
     }
 
 /* AVX2 kernels use 256-bit vectors; the baseline ones 128-bit, which fit its 16 registers. */

@@ -2,7 +2,9 @@
  * sequential dot product over k with every product and sum rounded once — for all four
  * transpose combinations, shapes that are and are not multiples of the register block, strided
  * operands, alpha/beta in {1, 0.5} × {0, 1}, and inputs spanning many binades (so a different
- * summation order would show). The reference below is written from that definition alone; run
+ * summation order would show); then the edges of the blocking in gemm.c (6-row register blocks,
+ * 16- and 8-column panels, k split every 256, rows every 120): sizes one below, at and one above
+ * each, k = 0 and 1, a single row or column. The reference below is written from that definition alone; run
  * with ATTNCODA_GEMM=sse2 it checks the baseline kernel (tests/t-determinism.sh does both). */
 #include "gemm.h"
 #include <math.h>
@@ -67,6 +69,19 @@ int main(void) {
                     CASE(double, gemm_f64, ref_f64, ok64);
                     cases++;
                 }
+    static const int edge_m[] = {1, 2, 5, 6, 7, 12, 13, 119, 120, 121, 241};
+    static const int edge_n[] = {1, 7, 8, 9, 16, 17, 24, 33};
+    static const int edge_k[] = {0, 1, 2, 255, 256, 257, 513};
+    int nm = sizeof edge_m / sizeof *edge_m, nn = sizeof edge_n / sizeof *edge_n, nk = sizeof edge_k / sizeof *edge_k;
+    for (int a = 0; a < nm; a++)
+        for (int b = 0; b < nn; b++)
+            for (int c = 0; c < nk; c++) {
+                int M = edge_m[a], N = edge_n[b], K = edge_k[c], ta = (a + c) % 2, tb = (b + c) / 2 % 2;
+                double alpha = (a + b + c) % 2 ? 1 : 0.5, beta = (a + 2 * b + c) % 3 ? 0 : 1;
+                CASE(float, gemm_f32, ref_f32, ok32);
+                CASE(double, gemm_f64, ref_f64, ok64);
+                cases++;
+            }
     printf("%s - gemm_f32 (%s) equals the sequential definition bit for bit (%d shapes)\n", ok32 ? "ok" : "not ok",
            gemm_isa(), cases);
     printf("%s - gemm_f64 (%s) equals the sequential definition bit for bit (%d shapes)\n", ok64 ? "ok" : "not ok",
