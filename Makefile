@@ -3,7 +3,7 @@
 #   make test     unit, golden and bad-input tests, then the quick profile against expected/
 #   make check    compare results/$(PROFILE) against expected/$(PROFILE)
 #   make fetch    download the optional inputs (DATA_DIR, HF_MODELS_DIR; pipelines/fetch.tsv)
-#   make bench    speed figures (printed, never asserted)
+#   make bench    speed and memory figures (printed, never asserted)
 #   make sanitize the test suite under ASan+UBSan (float-cast-overflow included)
 #   make fuzz     the libFuzzer harnesses of tests/fuzz, FUZZ_SECONDS each (docs/FUZZING.md)
 .DELETE_ON_ERROR:

@@ -82,9 +82,13 @@ static void usage(void) {
         "  -h, --help, -V, --version\n\n"
         "When perplexity is computed (--nll, --logits, --no-attention) and stdout carries no file,\n"
         "'perplexity<TAB>value' is printed on stdout.\n\n"
-        "Memory: the weights as float32 (4 bytes per parameter; F16/BF16 files are converted,\n"
-        "F32 files are memory-mapped, GPT-2's Conv1D weights are transposed copies), the token\n"
-        "ids of the text, plus batch x (4*L*H*T*T bytes of attention, 4*T*vocab bytes of logits with --nll/--logits/\n"
+        "Memory: at most 2.2 bytes per parameter for F16/BF16 Hugging Face files (their weight\n"
+        "matrices and token embedding stay memory-mapped in the stored precision and are widened\n"
+        "64 rows at a time inside each product; norms, biases and position tables are widened at\n"
+        "load); 4 bytes per parameter for F32 files (memory-mapped), GGUF files (converted to\n"
+        "float32), GPT-2's Conv1D and NeoX's fused QKV weights (converted copies). Plus the token\n"
+        "ids of the text, 256*max(hidden, ffn)*threads bytes of widening buffers, and batch x\n"
+        "(4*L*H*T*T bytes of attention, 4*T*vocab bytes of logits with --nll/--logits/\n"
         "--no-attention, 4*T*(6*hidden + 2*ffn) bytes of activations) + 8*T*T*threads bytes;\n"
         "independent of S.\n",
         cli_prog(), cli_prog(), cli_prog(), cli_prog());

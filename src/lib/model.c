@@ -15,6 +15,7 @@
 #include "model.h"
 #include "detmath.h"
 #include "gemm.h"
+#include "gemm_half.h"
 
 /* All parallelism is OpenMP; each gemm call runs in one thread. */
 void model_set_threads(int n) {
@@ -30,14 +31,19 @@ void model_free(model *m) {
 /* y[T][n_out] = x[T][n_in] · Wᵀ + b, W in nn.Linear layout [n_out, n_in]. The output columns
  * are split into one slab per thread (a multiple of 64 wide), each a single-threaded sgemm. */
 static void linear(float *y, const float *x, const float *W, const float *b, int T, int n_in, int n_out) {
+    const unsigned char *hw = NULL;   /* W kept in F16/BF16 (gemm_half.h): same bits, widened per block */
+    half_kind hk = HALF_BF16;
+    int half = half_find(W, &hw, &hk);
     int nt = omp_get_max_threads(), slab = (n_out + nt - 1) / nt;
     slab = (slab + 63) / 64 * 64;
     int nslab = (n_out + slab - 1) / slab;
 #pragma omp parallel for schedule(static)
     for (int k = 0; k < nslab; k++) {
         int o0 = k * slab, n = n_out - o0 < slab ? n_out - o0 : slab;
-        gemm_f32(0, 1, T, n, n_in, 1.0f, x, n_in, W + (size_t)o0 * n_in,
-                    n_in, 0.0f, y + o0, n_out);
+        if (half)
+            gemm_half_xwt(T, n, n_in, x, n_in, hw + (size_t)o0 * n_in * 2, hk, y + o0, n_out);
+        else
+            gemm_f32(0, 1, T, n, n_in, 1.0f, x, n_in, W + (size_t)o0 * n_in, n_in, 0.0f, y + o0, n_out);
         if (b)
             for (int t = 0; t < T; t++)
                 for (int o = o0; o < o0 + n; o++) y[(size_t)t * n_out + o] += b[o];
@@ -313,7 +319,7 @@ static void embed(const model *m, const int32_t *ids, workspace *w) {
     float *tok = e == d ? w->x : xmalloc(sizeof(float) * (size_t)w->N * e);
     for (int r = 0; r < w->N; r++) {
         float *xt = tok + r * e;
-        memcpy(xt, m->w.tok_emb + (size_t)ids[r] * e, sizeof(float) * e);
+        half_copy(xt, m->w.tok_emb + (size_t)ids[r] * e, e);   /* one row, widened when kept half */
         if (c->emb_scale > 0)
             for (size_t i = 0; i < e; i++) xt[i] *= c->emb_scale;
     }

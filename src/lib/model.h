@@ -1,6 +1,8 @@
 /* model: one transformer in memory, whatever file it came from (Hugging Face safetensors, GGUF,
  * llama2.c). Loaders normalise the weights: every matrix is float32 in nn.Linear layout
- * [out, in] (GPT-2's Conv1D is transposed, NeoX's interleaved QKV is split), and q/k rows use
+ * [out, in] (GPT-2's Conv1D is transposed, NeoX's interleaved QKV is split), except that the
+ * Hugging Face loader leaves F16/BF16 projection matrices and token embeddings in the file
+ * mapping as gemm_half.h views, which only linear() and the embedding gather read; q/k rows use
  * Hugging Face's half-split RoPE order (loaders of Meta-order files permute them). forward()
  * then has one code path per block type, with the family differences explicit in the config. */
 #ifndef ATTNCODA_MODEL_H

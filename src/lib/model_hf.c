@@ -18,17 +18,21 @@
 #include "model.h"
 #include "posenc.h"
 #include "safetensors.h"
+#include "gemm_half.h"
 
 typedef struct {
     st_set *st;
     void **owned;
     int nowned;
+    const float **views;       /* F16/BF16 matrices kept in the mapping (gemm_half.h) */
+    int nviews;
     float *inv_freq;
     model_layer *layers;
 } hf_state;
 
 /* Loading context: the config, the tensor set, the prefix in use and the first error. */
 typedef struct {
+    int keep_half;             /* set by mat(): the tensor may stay F16/BF16 */
     json_t *cfg;
     st_set *st;
     hf_state *hs;
@@ -633,6 +637,17 @@ static const float *get_shape(hf_ctx *c, const char *name, int optional, int ran
         ctx_fail(c, "tensor '%s' has shape [%s], expected [%s]", name, got, want);
         return NULL;
     }
+    int bf16 = !strcmp(t->dtype, "BF16");
+    if (c->keep_half && (bf16 || !strcmp(t->dtype, "F16"))) {
+        const float *v = half_view(t->data, (size_t)t->numel, bf16 ? HALF_BF16 : HALF_F16);
+        if (!v) {
+            ctx_fail(c, "tensor '%s': cannot reserve address space for its view", name);
+            return NULL;
+        }
+        hf_state *h = c->hs;
+        h->views = xrealloc(h->views, sizeof *h->views * (size_t)(h->nviews + 1));
+        return h->views[h->nviews++] = v;
+    }
     char e[900];
     const float *p = st_f32(c->st, t, e, sizeof e);
     if (!p && !c->failed) {
@@ -658,6 +673,28 @@ static const float *get(hf_ctx *c, int optional, int64_t d0, int64_t d1, const c
     va_end(ap);
     snprintf(name, sizeof name, "%s%s", c->prefix, rel);
     return get_full(c, name, optional, d0, d1);
+}
+
+/* A weight matrix the forward pass reads only through linear() or the embedding row gather:
+ * F16/BF16 stays in the file mapping, 2 bytes per parameter (gemm_half.h). Everything else
+ * (norms, biases, position tables, matrices a loader rearranges) is widened at load. */
+static const float *mat_full(hf_ctx *c, const char *name, int optional, int64_t d0, int64_t d1) {
+    c->keep_half = 1;
+    const float *p = get_full(c, name, optional, d0, d1);
+    c->keep_half = 0;
+    return p;
+}
+
+static const float *mat(hf_ctx *c, int optional, int64_t d0, int64_t d1, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static const float *mat(hf_ctx *c, int optional, int64_t d0, int64_t d1, const char *fmt, ...) {
+    char rel[512], name[600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(rel, sizeof rel, fmt, ap);
+    va_end(ap);
+    snprintf(name, sizeof name, "%s%s", c->prefix, rel);
+    return mat_full(c, name, optional, d0, d1);
 }
 
 /* LayerNorm parameters under either spelling (weight/bias or TF's gamma/beta). */
@@ -738,11 +775,11 @@ static void load_neox_layer(hf_ctx *c, const model_config *k, model_layer *y, in
     const float *w = get(c, 0, 3 * d, d, "layers.%d.attention.query_key_value.weight", l);
     const float *b = get(c, !bias, 3 * d, 0, "layers.%d.attention.query_key_value.bias", l);
     if (w) neox_split(c, k, w, b, y);
-    y->wo = get(c, 0, d, d, "layers.%d.attention.dense.weight", l);
+    y->wo = mat(c, 0, d, d, "layers.%d.attention.dense.weight", l);
     y->bo = get(c, !bias, d, 0, "layers.%d.attention.dense.bias", l);
-    y->w_up = get(c, 0, f, d, "layers.%d.mlp.dense_h_to_4h.weight", l);
+    y->w_up = mat(c, 0, f, d, "layers.%d.mlp.dense_h_to_4h.weight", l);
     y->b_up = get(c, 0, f, 0, "layers.%d.mlp.dense_h_to_4h.bias", l);
-    y->w_down = get(c, 0, d, f, "layers.%d.mlp.dense_4h_to_h.weight", l);
+    y->w_down = mat(c, 0, d, f, "layers.%d.mlp.dense_4h_to_h.weight", l);
     y->b_down = get(c, 0, d, 0, "layers.%d.mlp.dense_4h_to_h.bias", l);
 }
 
@@ -754,19 +791,19 @@ static void load_llama_layer(hf_ctx *c, const model_config *k, model_layer *y, i
     int qwen = k->family == FAM_QWEN2, ab = (int)CFG(c, 0, "attention_bias"), mb = (int)CFG(c, 0, "mlp_bias");
     y->ln1_w = get(c, 0, d, 0, "layers.%d.input_layernorm.weight", l);
     y->ln2_w = get(c, 0, d, 0, "layers.%d.post_attention_layernorm.weight", l);
-    y->wq = get(c, 0, qd, d, "layers.%d.self_attn.q_proj.weight", l);
-    y->wk = get(c, 0, kd, d, "layers.%d.self_attn.k_proj.weight", l);
-    y->wv = get(c, 0, kd, d, "layers.%d.self_attn.v_proj.weight", l);
-    y->wo = get(c, 0, d, qd, "layers.%d.self_attn.o_proj.weight", l);
+    y->wq = mat(c, 0, qd, d, "layers.%d.self_attn.q_proj.weight", l);
+    y->wk = mat(c, 0, kd, d, "layers.%d.self_attn.k_proj.weight", l);
+    y->wv = mat(c, 0, kd, d, "layers.%d.self_attn.v_proj.weight", l);
+    y->wo = mat(c, 0, d, qd, "layers.%d.self_attn.o_proj.weight", l);
     if (qwen || ab) {
         y->bq = get(c, 0, qd, 0, "layers.%d.self_attn.q_proj.bias", l);
         y->bk = get(c, 0, kd, 0, "layers.%d.self_attn.k_proj.bias", l);
         y->bv = get(c, 0, kd, 0, "layers.%d.self_attn.v_proj.bias", l);
     }
     if (!qwen && ab) y->bo = get(c, 0, d, 0, "layers.%d.self_attn.o_proj.bias", l);
-    y->w_gate = get(c, 0, f, d, "layers.%d.mlp.gate_proj.weight", l);
-    y->w_up = get(c, 0, f, d, "layers.%d.mlp.up_proj.weight", l);
-    y->w_down = get(c, 0, d, f, "layers.%d.mlp.down_proj.weight", l);
+    y->w_gate = mat(c, 0, f, d, "layers.%d.mlp.gate_proj.weight", l);
+    y->w_up = mat(c, 0, f, d, "layers.%d.mlp.up_proj.weight", l);
+    y->w_down = mat(c, 0, d, f, "layers.%d.mlp.down_proj.weight", l);
     if (!qwen && mb) {
         y->b_gate = get(c, 0, f, 0, "layers.%d.mlp.gate_proj.bias", l);
         y->b_up = get(c, 0, f, 0, "layers.%d.mlp.up_proj.bias", l);
@@ -778,19 +815,19 @@ static void load_bert_layer(hf_ctx *c, const model_config *k, model_layer *y, in
     int64_t d = k->d_model, f = k->d_ff;
     char n[160];
     const char *p = "encoder.layer";
-    y->wq = get(c, 0, d, d, "%s.%d.attention.self.query.weight", p, l);
+    y->wq = mat(c, 0, d, d, "%s.%d.attention.self.query.weight", p, l);
     y->bq = get(c, 0, d, 0, "%s.%d.attention.self.query.bias", p, l);
-    y->wk = get(c, 0, d, d, "%s.%d.attention.self.key.weight", p, l);
+    y->wk = mat(c, 0, d, d, "%s.%d.attention.self.key.weight", p, l);
     y->bk = get(c, 0, d, 0, "%s.%d.attention.self.key.bias", p, l);
-    y->wv = get(c, 0, d, d, "%s.%d.attention.self.value.weight", p, l);
+    y->wv = mat(c, 0, d, d, "%s.%d.attention.self.value.weight", p, l);
     y->bv = get(c, 0, d, 0, "%s.%d.attention.self.value.bias", p, l);
-    y->wo = get(c, 0, d, d, "%s.%d.attention.output.dense.weight", p, l);
+    y->wo = mat(c, 0, d, d, "%s.%d.attention.output.dense.weight", p, l);
     y->bo = get(c, 0, d, 0, "%s.%d.attention.output.dense.bias", p, l);
     snprintf(n, sizeof n, "%s.%d.attention.output.LayerNorm", p, l);
     get_ln(c, &y->ln1_w, &y->ln1_b, d, n);
-    y->w_up = get(c, 0, f, d, "%s.%d.intermediate.dense.weight", p, l);
+    y->w_up = mat(c, 0, f, d, "%s.%d.intermediate.dense.weight", p, l);
     y->b_up = get(c, 0, f, 0, "%s.%d.intermediate.dense.bias", p, l);
-    y->w_down = get(c, 0, d, f, "%s.%d.output.dense.weight", p, l);
+    y->w_down = mat(c, 0, d, f, "%s.%d.output.dense.weight", p, l);
     y->b_down = get(c, 0, d, 0, "%s.%d.output.dense.bias", p, l);
     snprintf(n, sizeof n, "%s.%d.output.LayerNorm", p, l);
     get_ln(c, &y->ln2_w, &y->ln2_b, d, n);
@@ -812,7 +849,7 @@ static void pick_prefix(hf_ctx *c, const char *const *cands, const char *emb) {
 /* The LM head: the family's head tensor when present and untied, else the token embedding. */
 static void load_head(hf_ctx *c, model_config *k, model_weights *w, const char *name) {
     int64_t v = k->vocab, d = k->d_model;
-    const float *h = get_full(c, name, 1, v, d);
+    const float *h = mat_full(c, name, 1, v, d);
     if (h && !k->tied_head)
         w->lm_head = h;
     else if (!h && !k->tied_head && k->family != FAM_GPT2)
@@ -831,17 +868,17 @@ static void load_phi_layer(hf_ctx *c, const model_config *k, model_layer *y, int
     char n[128];
     snprintf(n, sizeof n, "layers.%d.input_layernorm", l);
     get_ln(c, &y->ln1_w, &y->ln1_b, d, n);
-    y->wq = get(c, 0, qd, d, "layers.%d.self_attn.q_proj.weight", l);
+    y->wq = mat(c, 0, qd, d, "layers.%d.self_attn.q_proj.weight", l);
     y->bq = get(c, 0, qd, 0, "layers.%d.self_attn.q_proj.bias", l);
-    y->wk = get(c, 0, kd, d, "layers.%d.self_attn.k_proj.weight", l);
+    y->wk = mat(c, 0, kd, d, "layers.%d.self_attn.k_proj.weight", l);
     y->bk = get(c, 0, kd, 0, "layers.%d.self_attn.k_proj.bias", l);
-    y->wv = get(c, 0, kd, d, "layers.%d.self_attn.v_proj.weight", l);
+    y->wv = mat(c, 0, kd, d, "layers.%d.self_attn.v_proj.weight", l);
     y->bv = get(c, 0, kd, 0, "layers.%d.self_attn.v_proj.bias", l);
-    y->wo = get(c, 0, d, qd, "layers.%d.self_attn.dense.weight", l);
+    y->wo = mat(c, 0, d, qd, "layers.%d.self_attn.dense.weight", l);
     y->bo = get(c, 0, d, 0, "layers.%d.self_attn.dense.bias", l);
-    y->w_up = get(c, 0, f, d, "layers.%d.mlp.fc1.weight", l);
+    y->w_up = mat(c, 0, f, d, "layers.%d.mlp.fc1.weight", l);
     y->b_up = get(c, 0, f, 0, "layers.%d.mlp.fc1.bias", l);
-    y->w_down = get(c, 0, d, f, "layers.%d.mlp.fc2.weight", l);
+    y->w_down = mat(c, 0, d, f, "layers.%d.mlp.fc2.weight", l);
     y->b_down = get(c, 0, d, 0, "layers.%d.mlp.fc2.bias", l);
     if (!k->qk_norm) return;
     snprintf(n, sizeof n, "layers.%d.self_attn.q_layernorm", l);
@@ -862,10 +899,10 @@ static void load_gated_layer(hf_ctx *c, const model_config *k, model_layer *y, i
         y->ln3_w = get(c, 0, d, 0, "layers.%d.pre_feedforward_layernorm.weight", l);
         y->ln4_w = get(c, 0, d, 0, "layers.%d.post_feedforward_layernorm.weight", l);
     }
-    y->wq = get(c, 0, qd, d, "layers.%d.self_attn.q_proj.weight", l);
-    y->wk = get(c, 0, kd, d, "layers.%d.self_attn.k_proj.weight", l);
-    y->wv = get(c, 0, kd, d, "layers.%d.self_attn.v_proj.weight", l);
-    y->wo = get(c, 0, d, qd, "layers.%d.self_attn.o_proj.weight", l);
+    y->wq = mat(c, 0, qd, d, "layers.%d.self_attn.q_proj.weight", l);
+    y->wk = mat(c, 0, kd, d, "layers.%d.self_attn.k_proj.weight", l);
+    y->wv = mat(c, 0, kd, d, "layers.%d.self_attn.v_proj.weight", l);
+    y->wo = mat(c, 0, d, qd, "layers.%d.self_attn.o_proj.weight", l);
     if (bias) {
         y->bq = get(c, 0, qd, 0, "layers.%d.self_attn.q_proj.bias", l);
         y->bk = get(c, 0, kd, 0, "layers.%d.self_attn.k_proj.bias", l);
@@ -876,9 +913,9 @@ static void load_gated_layer(hf_ctx *c, const model_config *k, model_layer *y, i
         y->q_norm_w = get(c, 0, hd, 0, "layers.%d.self_attn.q_norm.weight", l);
         y->k_norm_w = get(c, 0, hd, 0, "layers.%d.self_attn.k_norm.weight", l);
     }
-    y->w_gate = get(c, 0, f, d, "layers.%d.mlp.gate_proj.weight", l);
-    y->w_up = get(c, 0, f, d, "layers.%d.mlp.up_proj.weight", l);
-    y->w_down = get(c, 0, d, f, "layers.%d.mlp.down_proj.weight", l);
+    y->w_gate = mat(c, 0, f, d, "layers.%d.mlp.gate_proj.weight", l);
+    y->w_up = mat(c, 0, f, d, "layers.%d.mlp.up_proj.weight", l);
+    y->w_down = mat(c, 0, d, f, "layers.%d.mlp.down_proj.weight", l);
 }
 
 /* OPT (§8.2): every projection biased unless enable_bias is false. */
@@ -890,12 +927,12 @@ static void load_opt_layer(hf_ctx *c, const model_config *k, model_layer *y, int
     get_ln(c, &y->ln1_w, &y->ln1_b, d, n);
     snprintf(n, sizeof n, "layers.%d.final_layer_norm", l);
     get_ln(c, &y->ln2_w, &y->ln2_b, d, n);
-    y->wq = get(c, 0, d, d, "layers.%d.self_attn.q_proj.weight", l);
-    y->wk = get(c, 0, d, d, "layers.%d.self_attn.k_proj.weight", l);
-    y->wv = get(c, 0, d, d, "layers.%d.self_attn.v_proj.weight", l);
-    y->wo = get(c, 0, d, d, "layers.%d.self_attn.out_proj.weight", l);
-    y->w_up = get(c, 0, f, d, "layers.%d.fc1.weight", l);
-    y->w_down = get(c, 0, d, f, "layers.%d.fc2.weight", l);
+    y->wq = mat(c, 0, d, d, "layers.%d.self_attn.q_proj.weight", l);
+    y->wk = mat(c, 0, d, d, "layers.%d.self_attn.k_proj.weight", l);
+    y->wv = mat(c, 0, d, d, "layers.%d.self_attn.v_proj.weight", l);
+    y->wo = mat(c, 0, d, d, "layers.%d.self_attn.out_proj.weight", l);
+    y->w_up = mat(c, 0, f, d, "layers.%d.fc1.weight", l);
+    y->w_down = mat(c, 0, d, f, "layers.%d.fc2.weight", l);
     if (nb) return;
     y->bq = get(c, 0, d, 0, "layers.%d.self_attn.q_proj.bias", l);
     y->bk = get(c, 0, d, 0, "layers.%d.self_attn.k_proj.bias", l);
@@ -954,7 +991,7 @@ static void load_more(hf_ctx *c, model *m) {
     switch (k->family) {
     case FAM_PHI:
         pick_prefix(c, llama, "embed_tokens.weight");
-        w->tok_emb = get(c, 0, v, d, "embed_tokens.weight");
+        w->tok_emb = mat(c, 0, v, d, "embed_tokens.weight");
         get_ln(c, &w->lnf_w, &w->lnf_b, d, "final_layernorm");
         for (int l = 0; l < k->n_layer; l++) load_phi_layer(c, k, &w->layers[l], l);
         load_head(c, k, w, "lm_head.weight");
@@ -965,7 +1002,7 @@ static void load_more(hf_ctx *c, model *m) {
     case FAM_GEMMA2:
     case FAM_QWEN3:
         pick_prefix(c, llama, "embed_tokens.weight");
-        w->tok_emb = get(c, 0, v, d, "embed_tokens.weight");
+        w->tok_emb = mat(c, 0, v, d, "embed_tokens.weight");
         w->lnf_w = get(c, 0, d, 0, "norm.weight");
         for (int l = 0; l < k->n_layer; l++) load_gated_layer(c, k, &w->layers[l], l);
         load_head(c, k, w, "lm_head.weight");
@@ -973,7 +1010,7 @@ static void load_more(hf_ctx *c, model *m) {
         break;
     case FAM_OPT:
         pick_prefix(c, opt, "embed_tokens.weight");
-        w->tok_emb = get(c, 0, v, e, "embed_tokens.weight");
+        w->tok_emb = mat(c, 0, v, e, "embed_tokens.weight");
         w->pos_emb = get(c, 0, k->max_pos + k->pos_offset, d, "embed_positions.weight");
         if (k->d_embed) {
             w->proj_in = get(c, 0, d, e, "project_in.weight");
@@ -983,11 +1020,11 @@ static void load_more(hf_ctx *c, model *m) {
             get_ln(c, &w->lnf_w, &w->lnf_b, d, "final_layer_norm");
         for (int l = 0; l < k->n_layer; l++) load_opt_layer(c, k, &w->layers[l], l);
         /* the head is tied in every OPT release; an untied file must carry its own */
-        w->lm_head = k->tied_head ? w->tok_emb : get_full(c, "lm_head.weight", 0, v, e);
+        w->lm_head = k->tied_head ? w->tok_emb : mat_full(c, "lm_head.weight", 0, v, e);
         break;
     case FAM_ROBERTA:
         pick_prefix(c, rob, "embeddings.word_embeddings.weight");
-        w->tok_emb = get(c, 0, v, d, "embeddings.word_embeddings.weight");
+        w->tok_emb = mat(c, 0, v, d, "embeddings.word_embeddings.weight");
         w->pos_emb = get(c, 0, k->max_pos + k->pos_offset, d, "embeddings.position_embeddings.weight");
         w->type_emb = get(c, 0, more_int(c, "type_vocab_size", 2, 1, 1 << 16), d, "embeddings.token_type_embeddings.weight");
         get_ln(c, &w->emb_ln_w, &w->emb_ln_b, d, "embeddings.LayerNorm");
@@ -1008,19 +1045,19 @@ static void load_vit_layer(hf_ctx *c, const model_config *k, model_layer *y, int
     get_ln(c, &y->ln1_w, &y->ln1_b, d, n);
     snprintf(n, sizeof n, "encoder.layer.%d.layernorm_after", l);
     get_ln(c, &y->ln2_w, &y->ln2_b, d, n);
-    y->wq = get(c, 0, d, d, "encoder.layer.%d.attention.attention.query.weight", l);
-    y->wk = get(c, 0, d, d, "encoder.layer.%d.attention.attention.key.weight", l);
-    y->wv = get(c, 0, d, d, "encoder.layer.%d.attention.attention.value.weight", l);
+    y->wq = mat(c, 0, d, d, "encoder.layer.%d.attention.attention.query.weight", l);
+    y->wk = mat(c, 0, d, d, "encoder.layer.%d.attention.attention.key.weight", l);
+    y->wv = mat(c, 0, d, d, "encoder.layer.%d.attention.attention.value.weight", l);
     if (qkv_bias) {
         y->bq = get(c, 0, d, 0, "encoder.layer.%d.attention.attention.query.bias", l);
         y->bk = get(c, 0, d, 0, "encoder.layer.%d.attention.attention.key.bias", l);
         y->bv = get(c, 0, d, 0, "encoder.layer.%d.attention.attention.value.bias", l);
     }
-    y->wo = get(c, 0, d, d, "encoder.layer.%d.attention.output.dense.weight", l);
+    y->wo = mat(c, 0, d, d, "encoder.layer.%d.attention.output.dense.weight", l);
     y->bo = get(c, 0, d, 0, "encoder.layer.%d.attention.output.dense.bias", l);
-    y->w_up = get(c, 0, f, d, "encoder.layer.%d.intermediate.dense.weight", l);
+    y->w_up = mat(c, 0, f, d, "encoder.layer.%d.intermediate.dense.weight", l);
     y->b_up = get(c, 0, f, 0, "encoder.layer.%d.intermediate.dense.bias", l);
-    y->w_down = get(c, 0, d, f, "encoder.layer.%d.output.dense.weight", l);
+    y->w_down = mat(c, 0, d, f, "encoder.layer.%d.output.dense.weight", l);
     y->b_down = get(c, 0, d, 0, "encoder.layer.%d.output.dense.bias", l);
 }
 
@@ -1056,7 +1093,7 @@ static void load_weights(hf_ctx *c, model *m) {
     switch (k->family) {
     case FAM_GPT2:
         pick_prefix(c, gpt2, "wte.weight");
-        w->tok_emb = get(c, 0, v, d, "wte.weight");
+        w->tok_emb = mat(c, 0, v, d, "wte.weight");
         w->pos_emb = k->learned_pos ? get(c, 0, k->max_pos, d, "wpe.weight") : NULL;
         get_ln(c, &w->lnf_w, &w->lnf_b, d, "ln_f");
         for (int l = 0; l < k->n_layer; l++) load_gpt2_layer(c, k, &w->layers[l], l);
@@ -1064,7 +1101,7 @@ static void load_weights(hf_ctx *c, model *m) {
         break;
     case FAM_NEOX:
         pick_prefix(c, neox, "embed_in.weight");
-        w->tok_emb = get(c, 0, v, d, "embed_in.weight");
+        w->tok_emb = mat(c, 0, v, d, "embed_in.weight");
         get_ln(c, &w->lnf_w, &w->lnf_b, d, "final_layer_norm");
         for (int l = 0; l < k->n_layer; l++) load_neox_layer(c, k, &w->layers[l], l);
         load_head(c, k, w, "embed_out.weight");
@@ -1072,7 +1109,7 @@ static void load_weights(hf_ctx *c, model *m) {
     case FAM_LLAMA:
     case FAM_QWEN2:
         pick_prefix(c, llama, "embed_tokens.weight");
-        w->tok_emb = get(c, 0, v, d, "embed_tokens.weight");
+        w->tok_emb = mat(c, 0, v, d, "embed_tokens.weight");
         if (k->learned_pos) w->pos_emb = get(c, 0, k->max_pos, d, "embed_positions.weight");
         w->lnf_w = get(c, 0, d, 0, "norm.weight");
         for (int l = 0; l < k->n_layer; l++) load_llama_layer(c, k, &w->layers[l], l);
@@ -1080,7 +1117,7 @@ static void load_weights(hf_ctx *c, model *m) {
         break;
     case FAM_BERT:
         pick_prefix(c, bert, "embeddings.word_embeddings.weight");
-        w->tok_emb = get(c, 0, v, d, "embeddings.word_embeddings.weight");
+        w->tok_emb = mat(c, 0, v, d, "embeddings.word_embeddings.weight");
         w->pos_emb = get(c, 0, k->max_pos, d, "embeddings.position_embeddings.weight");
         w->type_emb = get(c, 0, (int64_t)CFG(c, 2, "type_vocab_size"), d, "embeddings.token_type_embeddings.weight");
         get_ln(c, &w->emb_ln_w, &w->emb_ln_b, d, "embeddings.LayerNorm");
@@ -1099,6 +1136,8 @@ static void load_weights(hf_ctx *c, model *m) {
 static void hf_release(model *m) {
     hf_state *h = m->owner;
     if (!h) return;
+    for (int i = 0; i < h->nviews; i++) half_view_drop(h->views[i]);
+    free(h->views);
     st_close(h->st);
     for (int i = 0; i < h->nowned; i++) free(h->owned[i]);
     free(h->owned);
