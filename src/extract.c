@@ -414,6 +414,19 @@ static void prov_tokenizer(prov *p, const char *tokpath) {
     }
 }
 
+/* The options text and image runs share (the provenance keys are sorted when written). */
+static void prov_shared_options(prov *p, const opts *o, const model *m) {
+    prov_opt_str(p, "layers", o->layers ? o->layers : "all");
+    prov_opt_str(p, "heads", o->heads ? o->heads : "all");
+    prov_opt_int(p, "sink", o->sink);
+    prov_opt_str(p, "logits", o->logits ? o->logits : "");
+    prov_opt_str(p, "mask", o->mask ? o->mask : "");
+    prov_opt_int(p, "no_attention", o->no_attention);
+    prov_opt_int(p, "batch", o->batch);
+    prov_opt_int(p, "deflate", o->deflate);
+    prov_opt_str(p, "family", m->cfg.model_type);
+}
+
 static char *make_prov(const opts *o, const model *m, const char *tokpath, const batch *b) {
     prov *p = prov_new();
     if (m->n_files && m->files_sha256)
@@ -435,16 +448,8 @@ static char *make_prov(const opts *o, const model *m, const char *tokpath, const
     prov_opt_int(p, "seed", o->seed);
     prov_opt_int(p, "sequential", o->sequential);
     prov_opt_int(p, "no_bos", o->no_bos);
-    prov_opt_str(p, "layers", o->layers ? o->layers : "all");
-    prov_opt_str(p, "heads", o->heads ? o->heads : "all");
-    prov_opt_int(p, "sink", o->sink);
     prov_opt_str(p, "nll", o->nll ? o->nll : "");
-    prov_opt_str(p, "logits", o->logits ? o->logits : "");
-    prov_opt_str(p, "mask", o->mask ? o->mask : "");
-    prov_opt_int(p, "no_attention", o->no_attention);
-    prov_opt_int(p, "batch", o->batch);
-    prov_opt_int(p, "deflate", o->deflate);
-    prov_opt_str(p, "family", m->cfg.model_type);
+    prov_shared_options(p, o, m);
     char *js = prov_json(p);
     prov_free(p);
     return js;
@@ -697,17 +702,9 @@ static char *make_image_prov(const opts *o, const model *m, const image_run *ir)
     prov_opt_str(p, "images", o->images);
     prov_opt_int(p, "sequences", ir->n);
     prov_opt_int(p, "tokens", m->cfg.max_pos);
-    prov_opt_str(p, "layers", o->layers ? o->layers : "all");
-    prov_opt_str(p, "heads", o->heads ? o->heads : "all");
-    prov_opt_int(p, "sink", o->sink);
     prov_opt_str(p, "predictions", o->predictions ? o->predictions : "");
-    prov_opt_str(p, "logits", o->logits ? o->logits : "");
     prov_opt_str(p, "pixels", o->pixels ? o->pixels : "");
-    prov_opt_str(p, "mask", o->mask ? o->mask : "");
-    prov_opt_int(p, "no_attention", o->no_attention);
-    prov_opt_int(p, "batch", o->batch);
-    prov_opt_int(p, "deflate", o->deflate);
-    prov_opt_str(p, "family", m->cfg.model_type);
+    prov_shared_options(p, o, m);
     prov_opt_int(p, "image_size", m->cfg.image_size);
     prov_opt_int(p, "patch_size", m->cfg.patch_size);
     char *js = prov_json(p);

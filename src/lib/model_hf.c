@@ -665,13 +665,18 @@ static const float *get_full(hf_ctx *c, const char *name, int optional, int64_t 
 
 static const float *get(hf_ctx *c, int optional, int64_t d0, int64_t d1, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
+static void prefixed_name(const hf_ctx *c, char *name, size_t n, const char *fmt, va_list ap) {
+    char rel[512];
+    vsnprintf(rel, sizeof rel, fmt, ap);
+    snprintf(name, n, "%s%s", c->prefix, rel);
+}
+
 static const float *get(hf_ctx *c, int optional, int64_t d0, int64_t d1, const char *fmt, ...) {
-    char rel[512], name[600];
+    char name[600];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(rel, sizeof rel, fmt, ap);
+    prefixed_name(c, name, sizeof name, fmt, ap);
     va_end(ap);
-    snprintf(name, sizeof name, "%s%s", c->prefix, rel);
     return get_full(c, name, optional, d0, d1);
 }
 
@@ -688,12 +693,11 @@ static const float *mat_full(hf_ctx *c, const char *name, int optional, int64_t 
 static const float *mat(hf_ctx *c, int optional, int64_t d0, int64_t d1, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 static const float *mat(hf_ctx *c, int optional, int64_t d0, int64_t d1, const char *fmt, ...) {
-    char rel[512], name[600];
+    char name[600];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(rel, sizeof rel, fmt, ap);
+    prefixed_name(c, name, sizeof name, fmt, ap);
     va_end(ap);
-    snprintf(name, sizeof name, "%s%s", c->prefix, rel);
     return mat_full(c, name, optional, d0, d1);
 }
 
