@@ -27,3 +27,26 @@ expect_error() {
         fail "$n (status $rc, want $st; stderr: $(head -c 300 "$T/.err"))"
     fi
 }
+# compare_ids NAME TOKENIZER LIVE: tokenize every $TEXTS file of $G with TOKENIZER and compare
+# with the live reference ids in $T/ref/NAME (LIVE = 1) or with the checksums recorded in $SUMS
+compare_ids() {
+    local name=$1 ourtk=$2 live=$3 x label sum
+    mkdir -p "$T/our"
+    for x in $TEXTS; do
+        label="$name.$x via $(basename "$ourtk")"
+        if ! "$BIN/tokenize" --no-header -t "$ourtk" "$G/$x.txt" >"$T/our/$x.ids"; then
+            fail "$label: tokenize failed"; continue
+        fi
+        if [ $live = 1 ]; then
+            if cmp -s "$T/our/$x.ids" "$T/ref/$name/$x.ids"; then
+                ok "$label: $(wc -w <"$T/our/$x.ids") ids equal the reference"
+            else
+                fail "$label: first differing line $(cmp "$T/our/$x.ids" "$T/ref/$name/$x.ids" | sed 's/.*line //')"
+            fi
+        else
+            sum=$(sha256sum <"$T/our/$x.ids" | cut -c1-64)
+            if grep -q "^$sum  $name.$x\$" "$SUMS"; then ok "$label: ids match the recorded reference checksum"
+            else fail "$label: ids differ from the recorded reference checksum"; fi
+        fi
+    done
+}

@@ -57,23 +57,7 @@ while read -r name kind reftk ourtk; do
             else fail "$name.$x: live reference differs from $SUMS (reference changed?)"; fi
         done
     fi
-    for x in $TEXTS; do
-        label="$name.$x via $(basename "$ourtk")"
-        if ! "$BIN/tokenize" --no-header -t "$ourtk" "$G/$x.txt" >"$T/our/$x.ids"; then
-            fail "$label: tokenize failed"; continue
-        fi
-        if [ $live = 1 ]; then
-            if cmp -s "$T/our/$x.ids" "$T/ref/$name/$x.ids"; then
-                ok "$label: $(wc -w <"$T/our/$x.ids") ids equal the reference"
-            else
-                fail "$label: first differing line $(cmp "$T/our/$x.ids" "$T/ref/$name/$x.ids" | sed 's/.*line //')"
-            fi
-        else
-            sum=$(sha256sum <"$T/our/$x.ids" | cut -c1-64)
-            if grep -q "^$sum  $name.$x\$" "$SUMS"; then ok "$label: ids match the recorded reference checksum"
-            else fail "$label: ids differ from the recorded reference checksum"; fi
-        fi
-    done
+    compare_ids "$name" "$ourtk" "$live"
 done <<<"$CASES"
 [ "${1:-}" = --update ] && mv "$SUMS.new" "$SUMS" && echo "# wrote $SUMS"
 
