@@ -546,6 +546,17 @@ typedef struct {
 } run;
 
 /* Model, inputs, selections, mask and provenance. */
+/* --layers, --heads (all when absent) and --mask, the same for text and image runs. */
+static void select_layers_heads(run *r, const opts *o, const model_config *c) {
+    r->li = xmalloc(sizeof(int) * c->n_layer);
+    r->hi = xmalloc(sizeof(int) * c->n_head);
+    r->nl = o->layers ? parse_list("layers", o->layers, c->n_layer, r->li) : c->n_layer;
+    r->nh = o->heads ? parse_list("heads", o->heads, c->n_head, r->hi) : c->n_head;
+    for (int i = 0; !o->layers && i < r->nl; i++) r->li[i] = i;
+    for (int i = 0; !o->heads && i < r->nh; i++) r->hi[i] = i;
+    r->keep = o->mask ? read_mask(o->mask, c) : NULL;
+}
+
 static void setup(run *r) {
     const opts *o = &r->o;
     char err[2048];
@@ -565,13 +576,7 @@ static void setup(run *r) {
     if (r->b.T > c->max_pos)
         die_data(o->model, "%d tokens per sequence exceed the model's %d positions", r->b.T, c->max_pos);
     if (o->sink >= r->b.T) die_usage("--sink %d is not below T = %d", o->sink, r->b.T);
-    r->li = xmalloc(sizeof(int) * c->n_layer);
-    r->hi = xmalloc(sizeof(int) * c->n_head);
-    r->nl = o->layers ? parse_list("layers", o->layers, c->n_layer, r->li) : c->n_layer;
-    r->nh = o->heads ? parse_list("heads", o->heads, c->n_head, r->hi) : c->n_head;
-    for (int i = 0; !o->layers && i < r->nl; i++) r->li[i] = i;
-    for (int i = 0; !o->heads && i < r->nh; i++) r->hi[i] = i;
-    r->keep = o->mask ? read_mask(o->mask, c) : NULL;
+    select_layers_heads(r, o, c);
     r->provjs = make_prov(o, r->m, r->tokpath, &r->b);
 }
 
@@ -731,13 +736,7 @@ static void image_setup(run *r, image_run *ir) {
     for (int i = 0; i < ir->n; i++)
         if (cli_sha256_file(ir->paths[i], ir->sha[i])) die_data(ir->paths[i], "cannot read");
     ir->labels = r->m->w.lm_head ? read_labels(r->m->source, c->vocab) : NULL;
-    r->li = xmalloc(sizeof(int) * c->n_layer);
-    r->hi = xmalloc(sizeof(int) * c->n_head);
-    r->nl = o->layers ? parse_list("layers", o->layers, c->n_layer, r->li) : c->n_layer;
-    r->nh = o->heads ? parse_list("heads", o->heads, c->n_head, r->hi) : c->n_head;
-    for (int i = 0; !o->layers && i < r->nl; i++) r->li[i] = i;
-    for (int i = 0; !o->heads && i < r->nh; i++) r->hi[i] = i;
-    r->keep = o->mask ? read_mask(o->mask, c) : NULL;
+    select_layers_heads(r, o, c);
     r->provjs = make_image_prov(o, r->m, ir);
 }
 
