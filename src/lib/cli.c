@@ -345,3 +345,13 @@ void *xrealloc(void *q, size_t n) {
     return p;
 }
 char *xstrdup(const char *s) { char *d = xmalloc(strlen(s) + 1); strcpy(d, s); return d; }
+
+int cli_fail_msg(char *err, size_t errlen, const char *name, const char *fmt, ...) {
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    snprintf(err, errlen, "%s: %s", name, msg);
+    return -1;
+}

@@ -87,6 +87,9 @@ double cli_now(void);                            /* monotonic seconds */
 typedef struct { char *s; size_t len, cap; } strbuf;
 void sb_printf(strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void sb_free(strbuf *b);
+/* For readers that report into a caller's buffer: writes "NAME: message" to err, returns -1. */
+int cli_fail_msg(char *err, size_t errlen, const char *name, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);

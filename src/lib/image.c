@@ -18,16 +18,6 @@
 #include "cli.h"
 #include "image.h"
 
-static int fail(char *err, size_t errlen, const char *name, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int fail(char *err, size_t errlen, const char *name, const char *fmt, ...) {
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    snprintf(err, errlen, "%s: %s", name, msg);
-    return -1;
-}
 
 void image_free(image_rgb *im) {
     if (!im) return;
@@ -147,14 +137,14 @@ static int decode_png(const char *name, const unsigned char *buf, size_t len, im
     png_infop info = png ? png_create_info_struct(png) : NULL;
     if (!info) {
         png_destroy_read_struct(&png, NULL, NULL);
-        return fail(err, errlen, name, "cannot start the PNG decoder");
+        return cli_fail_msg(err, errlen, name, "cannot start the PNG decoder");
     }
     uint8_t *volatile rows = NULL, *volatile rgb = NULL;
     png_bytep *volatile ptrs = NULL;
     if (setjmp(s.jb)) {
         png_destroy_read_struct(&png, &info, NULL);
         free(rows), free(rgb), free(ptrs);
-        return fail(err, errlen, name, "bad PNG: %s", s.msg);
+        return cli_fail_msg(err, errlen, name, "bad PNG: %s", s.msg);
     }
     png_set_read_fn(png, &s, png_read_mem);
     png_set_user_limits(png, 1u << 20, 1u << 20);
@@ -227,7 +217,7 @@ static int decode_jpeg(const char *name, const unsigned char *buf, size_t len, i
     if (setjmp(je.jb)) {
         jpeg_destroy_decompress(&ci);
         free(rgb), free(line);
-        return fail(err, errlen, name, "bad JPEG: %s", je.msg);
+        return cli_fail_msg(err, errlen, name, "bad JPEG: %s", je.msg);
     }
     jpeg_create_decompress(&ci);
     jpeg_mem_src(&ci, buf, (unsigned long)len);
@@ -284,12 +274,12 @@ static const char *other_format(const unsigned char *b, size_t n) {
 int image_decode(const char *name, const unsigned char *buf, size_t len, image_rgb *out, char *err, size_t errlen) {
     *out = (image_rgb){0};
     static const unsigned char png_sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
-    if (!len) return fail(err, errlen, name, "empty file (0 bytes), not an image");
+    if (!len) return cli_fail_msg(err, errlen, name, "empty file (0 bytes), not an image");
     if (len >= 8 && !memcmp(buf, png_sig, 8)) return decode_png(name, buf, len, out, err, errlen);
     if (len >= 3 && buf[0] == 0xff && buf[1] == 0xd8 && buf[2] == 0xff) return decode_jpeg(name, buf, len, out, err, errlen);
     const char *other = other_format(buf, len);
-    if (other) return fail(err, errlen, name, "%s images are not supported (PNG or JPEG only)", other);
-    return fail(err, errlen, name, "not a PNG or JPEG image");
+    if (other) return cli_fail_msg(err, errlen, name, "%s images are not supported (PNG or JPEG only)", other);
+    return cli_fail_msg(err, errlen, name, "not a PNG or JPEG image");
 }
 
 /* ---- PIL's bilinear resize ---------------------------------------------------------------- */
@@ -417,26 +407,26 @@ static int parse_prep(json_t *o, image_prep *p, const char *path, char *err, siz
     json_t *v;
     if (json_flag(o, "do_resize", 1, &p->do_resize) || json_flag(o, "do_rescale", 1, &p->do_rescale) ||
         json_flag(o, "do_normalize", 1, &p->do_normalize))
-        return fail(err, errlen, path, "do_resize, do_rescale and do_normalize must be true or false");
+        return cli_fail_msg(err, errlen, path, "do_resize, do_rescale and do_normalize must be true or false");
     int crop = 0;
     if (json_flag(o, "do_center_crop", 0, &crop) || crop)
-        return fail(err, errlen, path, "do_center_crop is not supported (ViTImageProcessor does not crop)");
+        return cli_fail_msg(err, errlen, path, "do_center_crop is not supported (ViTImageProcessor does not crop)");
     if ((v = json_object_get(o, "size")) && json_size(v, &p->height, &p->width))
-        return fail(err, errlen, path, "'size' must be an integer in [1, 32768] or {\"height\", \"width\"}");
+        return cli_fail_msg(err, errlen, path, "'size' must be an integer in [1, 32768] or {\"height\", \"width\"}");
     if ((v = json_object_get(o, "resample")) && !(json_is_integer(v) && json_integer_value(v) == 2))
-        return fail(err, errlen, path, "'resample' other than 2 (PIL bilinear) is not supported");
+        return cli_fail_msg(err, errlen, path, "'resample' other than 2 (PIL bilinear) is not supported");
     if ((v = json_object_get(o, "rescale_factor"))) {
         if (!json_is_number(v) || !(json_number_value(v) > 0 && json_number_value(v) < 1e6))
-            return fail(err, errlen, path, "'rescale_factor' must be a positive number");
+            return cli_fail_msg(err, errlen, path, "'rescale_factor' must be a positive number");
         p->rescale_factor = json_number_value(v);
     }
     if ((v = json_object_get(o, "image_mean")) && json_triple(v, p->mean))
-        return fail(err, errlen, path, "'image_mean' must be a number or a list of 3 numbers");
+        return cli_fail_msg(err, errlen, path, "'image_mean' must be a number or a list of 3 numbers");
     if ((v = json_object_get(o, "image_std")) && json_triple(v, p->std))
-        return fail(err, errlen, path, "'image_std' must be a number or a list of 3 numbers");
+        return cli_fail_msg(err, errlen, path, "'image_std' must be a number or a list of 3 numbers");
     for (int c = 0; c < 3; c++)
         if (!(p->std[c] > 0 && isfinite(p->std[c]) && isfinite(p->mean[c])))
-            return fail(err, errlen, path, "'image_std' must be positive and 'image_mean' finite");
+            return cli_fail_msg(err, errlen, path, "'image_std' must be positive and 'image_mean' finite");
     return 0;
 }
 
@@ -452,18 +442,18 @@ int image_prep_load(const char *dir, int image_size, image_prep *p, char *path, 
         json_t *o = S_ISREG(sb.st_mode) ? json_load_file(path, 0, &je) : NULL;
         if (!json_is_object(o)) {
             json_decref(o);
-            return fail(err, errlen, path, "%s", S_ISREG(sb.st_mode) ? "not a JSON object" : "not a regular file");
+            return cli_fail_msg(err, errlen, path, "%s", S_ISREG(sb.st_mode) ? "not a JSON object" : "not a regular file");
         }
         int rc = parse_prep(o, p, path, err, errlen);
         json_decref(o);
         if (rc) return rc;
-        if (cli_sha256_file(path, p->sha256)) return fail(err, errlen, path, "cannot read");
+        if (cli_sha256_file(path, p->sha256)) return cli_fail_msg(err, errlen, path, "cannot read");
         p->from_file = 1;
     } else {
         path[0] = 0;
     }
     if (p->height != image_size || p->width != image_size)
-        return fail(err, errlen, p->from_file ? path : dir, "images resized to %dx%d, but the model takes %dx%d",
+        return cli_fail_msg(err, errlen, p->from_file ? path : dir, "images resized to %dx%d, but the model takes %dx%d",
                     p->width, p->height, image_size, image_size);
     return 0;
 }
@@ -516,7 +506,7 @@ static char *join(const char *dir, const char *name) {
 
 static int list_dir(const char *dir, char ***paths, int *n, char *err, size_t errlen) {
     DIR *d = opendir(dir);
-    if (!d) return fail(err, errlen, dir, "cannot open folder");
+    if (!d) return cli_fail_msg(err, errlen, dir, "cannot open folder");
     struct dirent *e;
     int rc = 0;
     while ((e = readdir(d))) {
@@ -526,14 +516,14 @@ static int list_dir(const char *dir, char ***paths, int *n, char *err, size_t er
             const char *ext = strrchr(e->d_name, '.') + 1;
             const char *fmt = tolower((unsigned char)ext[0]) == 't' ? "TIFF" : tolower((unsigned char)ext[0]) == 'w' ? "WebP"
                               : tolower((unsigned char)ext[0]) == 'g' ? "GIF" : "BMP";
-            rc = fail(err, errlen, p, "%s images are not supported (PNG or JPEG only)", fmt);
+            rc = cli_fail_msg(err, errlen, p, "%s images are not supported (PNG or JPEG only)", fmt);
             free(p);
             break;
         }
         if (has_ext(e->d_name, IMAGE_EXTS)) push(paths, n, join(dir, e->d_name));
     }
     closedir(d);
-    if (!rc && !*n) rc = fail(err, errlen, dir, "no PNG or JPEG images (*.png, *.jpg, *.jpeg) in this folder");
+    if (!rc && !*n) rc = cli_fail_msg(err, errlen, dir, "no PNG or JPEG images (*.png, *.jpg, *.jpeg) in this folder");
     if (!rc) qsort(*paths, (size_t)*n, sizeof **paths, cmp_str);
     return rc;
 }
@@ -552,7 +542,7 @@ static int list_file(const char *path, char ***paths, int *n, char *err, size_t 
     }
     if (memchr(buf, 0, len)) {
         free(buf);
-        return fail(err, errlen, path, "not a PNG or JPEG image, nor a list of image paths");
+        return cli_fail_msg(err, errlen, path, "not a PNG or JPEG image, nor a list of image paths");
     }
     char *copy = xstrdup(path);
     const char *dir = dirname(copy);
@@ -566,7 +556,7 @@ static int list_file(const char *path, char ***paths, int *n, char *err, size_t 
     }
     free(copy);
     free(buf);
-    if (!*n) return fail(err, errlen, path, "no image paths in this list");
+    if (!*n) return cli_fail_msg(err, errlen, path, "no image paths in this list");
     return 0;
 }
 
@@ -574,7 +564,7 @@ int image_list(const char *arg, char ***paths, int *n, char *err, size_t errlen)
     *paths = NULL, *n = 0;
     struct stat sb;
     if (cli_is_stdio(arg)) return list_file(arg, paths, n, err, errlen);   /* a list on stdin, paths from . */
-    if (stat(arg, &sb) != 0) return fail(err, errlen, arg, "no such file or folder");
+    if (stat(arg, &sb) != 0) return cli_fail_msg(err, errlen, arg, "no such file or folder");
     int rc = S_ISDIR(sb.st_mode) ? list_dir(arg, paths, n, err, errlen) : list_file(arg, paths, n, err, errlen);
     if (rc) {
         image_list_free(*paths, *n);

@@ -31,17 +31,6 @@ struct st_set {
     int nowned;
 };
 
-static int fail(char *err, size_t errlen, const char *file, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int fail(char *err, size_t errlen, const char *file, const char *fmt, ...) {
-    char msg[768];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    snprintf(err, errlen, "%s: %s", file, msg);
-    return -1;
-}
 
 /* Element size of a dtype string; 0 for unknown. Sub-byte formats (F6, F4) are refused: no
  * model here stores them and their byte counts are not whole elements. */
@@ -58,22 +47,22 @@ static size_t dtype_size(const char *d) {
 static int map_file(st_file *f, const char *path, char *err, size_t errlen) {
     f->path = xstrdup(path);
     int fd = open(path, O_RDONLY);
-    if (fd < 0) return fail(err, errlen, path, "cannot open: %s", strerror(errno));
+    if (fd < 0) return cli_fail_msg(err, errlen, path, "cannot open: %s", strerror(errno));
     struct stat sb;
     if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
         close(fd);
-        return fail(err, errlen, path, "not a regular file");
+        return cli_fail_msg(err, errlen, path, "not a regular file");
     }
     f->size = (size_t)sb.st_size;
     if (f->size == 0) {
         close(fd);
-        return fail(err, errlen, path, "empty file (not safetensors)");
+        return cli_fail_msg(err, errlen, path, "empty file (not safetensors)");
     }
     f->map = mmap(NULL, f->size, PROT_READ, MAP_PRIVATE, fd, 0);
     close(fd);
     if (f->map == MAP_FAILED) {
         f->map = NULL;
-        return fail(err, errlen, path, "cannot map: %s", strerror(errno));
+        return cli_fail_msg(err, errlen, path, "cannot map: %s", strerror(errno));
     }
     return 0;
 }
@@ -98,18 +87,18 @@ static int parse_entry(const char *path, const char *name, json_t *v, const unsi
     json_t *dt = json_object_get(v, "dtype"), *sh = json_object_get(v, "shape");
     json_t *off = json_object_get(v, "data_offsets");
     if (!json_is_object(v) || !json_is_string(dt) || !json_is_array(off) || json_array_size(off) != 2)
-        return fail(err, errlen, path, "header entry '%s' lacks dtype, shape or data_offsets", name);
+        return cli_fail_msg(err, errlen, path, "header entry '%s' lacks dtype, shape or data_offsets", name);
     size_t es = dtype_size(json_string_value(dt));
-    if (!es) return fail(err, errlen, path, "tensor '%s': unknown dtype '%s'", name, json_string_value(dt));
-    if (parse_shape(sh, t) < 0) return fail(err, errlen, path, "tensor '%s': bad shape", name);
+    if (!es) return cli_fail_msg(err, errlen, path, "tensor '%s': unknown dtype '%s'", name, json_string_value(dt));
+    if (parse_shape(sh, t) < 0) return cli_fail_msg(err, errlen, path, "tensor '%s': bad shape", name);
     json_t *b = json_array_get(off, 0), *e = json_array_get(off, 1);
     if (!json_is_integer(b) || !json_is_integer(e) || json_integer_value(b) < 0 ||
         json_integer_value(e) < json_integer_value(b) || (uint64_t)json_integer_value(e) > buflen)
-        return fail(err, errlen, path, "tensor '%s': data_offsets outside the %zu-byte data buffer (truncated file?)",
+        return cli_fail_msg(err, errlen, path, "tensor '%s': data_offsets outside the %zu-byte data buffer (truncated file?)",
                     name, buflen);
     size_t nb = (size_t)(json_integer_value(e) - json_integer_value(b));
     if ((uint64_t)t->numel > SIZE_MAX / es || nb != (size_t)t->numel * es)
-        return fail(err, errlen, path, "tensor '%s': %zu bytes for %lld elements of %s", name, nb,
+        return cli_fail_msg(err, errlen, path, "tensor '%s': %zu bytes for %lld elements of %s", name, nb,
                     (long long)t->numel, json_string_value(dt));
     t->name = xstrdup(name);
     snprintf(t->dtype, sizeof t->dtype, "%s", json_string_value(dt));
@@ -133,12 +122,12 @@ static int check_tiling(const char *path, st_tensor *t, int n, size_t buflen, co
     int rc = 0;
     for (int i = 0; i < n && !rc; i++) {
         if ((size_t)(p[i]->data - buf) != at)
-            rc = fail(err, errlen, path, "tensor '%s': data does not follow the previous tensor (gap or overlap)",
+            rc = cli_fail_msg(err, errlen, path, "tensor '%s': data does not follow the previous tensor (gap or overlap)",
                       p[i]->name);
         at += p[i]->nbytes;
     }
     if (!rc && at != buflen)
-        rc = fail(err, errlen, path, "data buffer has %zu bytes, tensors cover %zu", buflen, at);
+        rc = cli_fail_msg(err, errlen, path, "data buffer has %zu bytes, tensors cover %zu", buflen, at);
     free(p);
     return rc;
 }
@@ -154,20 +143,20 @@ static void push(st_set *s, const st_tensor *t) {
 /* Header of file fi: 8-byte little-endian length N, N bytes of JSON, then the data buffer. */
 static int read_header(st_set *s, int fi, char *err, size_t errlen) {
     st_file *f = &s->files[fi];
-    if (f->size < 8) return fail(err, errlen, f->path, "truncated: shorter than the 8-byte header length");
+    if (f->size < 8) return cli_fail_msg(err, errlen, f->path, "truncated: shorter than the 8-byte header length");
     uint64_t n = 0;
     for (int i = 7; i >= 0; i--) n = n << 8 | f->map[i];
     if (n > ST_MAX_HEADER)
-        return fail(err, errlen, f->path, "header length %llu exceeds the limit of %llu bytes (not safetensors?)",
+        return cli_fail_msg(err, errlen, f->path, "header length %llu exceeds the limit of %llu bytes (not safetensors?)",
                     (unsigned long long)n, ST_MAX_HEADER);
     if (n + 8 > f->size)
-        return fail(err, errlen, f->path, "truncated: header length %llu but the file has %zu bytes",
+        return cli_fail_msg(err, errlen, f->path, "truncated: header length %llu but the file has %zu bytes",
                     (unsigned long long)n, f->size);
     json_error_t je;
     json_t *h = json_loadb((const char *)f->map + 8, (size_t)n, 0, &je);
     if (!h || !json_is_object(h)) {
         json_decref(h);
-        return fail(err, errlen, f->path, "header is not a JSON object (%s)", je.text);
+        return cli_fail_msg(err, errlen, f->path, "header is not a JSON object (%s)", je.text);
     }
     const unsigned char *buf = f->map + 8 + n;
     size_t buflen = f->size - 8 - (size_t)n;
@@ -177,7 +166,7 @@ static int read_header(st_set *s, int fi, char *err, size_t errlen) {
     json_object_foreach(h, key, v) {
         if (!strcmp(key, "__metadata__")) continue;
         if (st_find(s, key)) {
-            rc = fail(err, errlen, f->path, "tensor '%s' appears twice", key);
+            rc = cli_fail_msg(err, errlen, f->path, "tensor '%s' appears twice", key);
             break;
         }
         st_tensor t = {0};
@@ -220,7 +209,7 @@ static int open_index(st_set *s, const char *dir, const char *index, char *err, 
     json_t *wm = root ? json_object_get(root, "weight_map") : NULL;
     if (!json_is_object(wm)) {
         json_decref(root);
-        return fail(err, errlen, index, "no weight_map object (%s)", root ? "missing" : je.text);
+        return cli_fail_msg(err, errlen, index, "no weight_map object (%s)", root ? "missing" : je.text);
     }
     int rc = 0;
     const char *key;
@@ -228,7 +217,7 @@ static int open_index(st_set *s, const char *dir, const char *index, char *err, 
     char path[4096];
     json_object_foreach(wm, key, v) {
         if (!json_is_string(v) || strchr(json_string_value(v), '/')) {
-            rc = fail(err, errlen, index, "weight_map entry '%s' is not a shard file name", key);
+            rc = cli_fail_msg(err, errlen, index, "weight_map entry '%s' is not a shard file name", key);
             break;
         }
         snprintf(path, sizeof path, "%s/%s", dir, json_string_value(v));
@@ -241,7 +230,7 @@ static int open_index(st_set *s, const char *dir, const char *index, char *err, 
         const st_tensor *t = st_find(s, key);
         snprintf(path, sizeof path, "%s/%s", dir, json_string_value(v));
         if (!t || strcmp(s->files[t->file].path, path))
-            rc = fail(err, errlen, index, "tensor '%s' is not in shard %s", key, json_string_value(v));
+            rc = cli_fail_msg(err, errlen, index, "tensor '%s' is not in shard %s", key, json_string_value(v));
     }
     json_decref(root);
     return rc;
@@ -258,7 +247,7 @@ st_set *st_open_dir(const char *dir, char *err, size_t errlen) {
     else if (file_exists(single))
         rc = add_file(s, single, err, errlen);
     else
-        rc = fail(err, errlen, dir, "no model.safetensors or model.safetensors.index.json "
+        rc = cli_fail_msg(err, errlen, dir, "no model.safetensors or model.safetensors.index.json "
                                     "(pytorch_model.bin pickles cannot be read)");
     if (rc) {
         st_close(s);
@@ -319,7 +308,7 @@ float st_f16_to_f32(uint16_t h) {
 const float *st_f32(st_set *s, const st_tensor *t, char *err, size_t errlen) {
     int f32 = !strcmp(t->dtype, "F32"), f16 = !strcmp(t->dtype, "F16"), bf16 = !strcmp(t->dtype, "BF16");
     if (!f32 && !f16 && !bf16) {
-        fail(err, errlen, s->files[t->file].path, "tensor '%s': unsupported dtype %s (need F32, F16 or BF16)",
+        cli_fail_msg(err, errlen, s->files[t->file].path, "tensor '%s': unsupported dtype %s (need F32, F16 or BF16)",
              t->name, t->dtype);
         return NULL;
     }
