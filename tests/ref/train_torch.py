@@ -377,7 +377,7 @@ def bench(conf, steps, threads):
             for n, s in [("attn.c_attn.weight", (d, 3 * d)), ("attn.c_proj.weight", (d, d)),
                          ("mlp.c_fc.weight", (d, ff)), ("mlp.c_proj.weight", (ff, d))]:
                 W["h.%d.%s" % (l, n)] = g(*s)
-        cfg = {"n_embd": d, "n_head": H, "n_layer": L, "layer_norm_epsilon": 1e-5}
+        cfg = {"model_type": "gpt2", "n_embd": d, "n_head": H, "n_layer": L, "layer_norm_epsilon": 1e-5}
         fwd = gpt2_forward
     else:
         W = {"model.embed_tokens.weight": g(V, d), "model.norm.weight": torch.nn.Parameter(torch.ones(d)),
@@ -391,7 +391,7 @@ def bench(conf, steps, threads):
                          ("mlp.gate_proj.weight", (ff, d)), ("mlp.up_proj.weight", (ff, d)),
                          ("mlp.down_proj.weight", (d, ff))]:
                 W[pre + n] = g(*s)
-        cfg = {"num_attention_heads": H, "num_key_value_heads": KV, "num_hidden_layers": L, "rms_norm_eps": 1e-5,
+        cfg = {"model_type": "llama", "num_attention_heads": H, "num_key_value_heads": KV, "num_hidden_layers": L, "rms_norm_eps": 1e-5,
                "hidden_size": d, "rope_theta": 10000.0}
         fwd = llama_forward
     opt = torch.optim.AdamW(W.values(), lr=1e-3, betas=(0.9, 0.95), weight_decay=0.1)
