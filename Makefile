@@ -167,7 +167,7 @@ include pipelines/corpus.mk pipelines/train.mk pipelines/models.mk pipelines/ana
 
 # The reproduction: every table of results/$(PROFILE)/tables, then the paper's figures and text.
 TABLES := $(THEORY_TABLES) $(ANALYSIS_TABLES) $(COLLAPSE_TABLES) $(REGIME_TABLES)
-include pipelines/frames.mk
+include pipelines/frames.mk pipelines/posenc.mk
 all: build models-status $(TABLES) paper
 tables: $(TABLES)
 .PHONY: tables

@@ -21,6 +21,7 @@
 #include "h5io.h"
 #include "image.h"
 #include "model.h"
+#include "posenc.h"
 #include "tok.h"
 
 static void usage(void) {
@@ -868,6 +869,16 @@ static void run_images(run *r) {
     run_free(r);
 }
 
+/* The position encoding as a recipe's `pos` spells it: a model trained here says so in its
+ * config.json; every other model has its family's own, read from what the loader set up. */
+static const char *position_encoding(const model_config *c) {
+    if (c->trained_pos > 0 && c->trained_pos <= POS_COUNT) return posenc_name(c->trained_pos - 1);
+    if (c->alibi_slopes) return "alibi";
+    if (c->rotary_dim > 0) return "rope";
+    if (c->learned_pos || c->family == FAM_VIT) return "learned";   /* ViT: a table in its patch embedding */
+    return "none";
+}
+
 /* --info: the configuration the forward pass will use, one key<TAB>value per line. */
 static void print_info(const char *path) {
     struct stat sb;
@@ -885,6 +896,7 @@ static void print_info(const char *path) {
            c->d_ff, c->gated_mlp, acts[c->act], c->vocab, c->max_pos, norms[c->norm], c->norm_eps);
     printf("causal\t%d\nrotary_dim\t%d\nrope_theta\t%g\nlearned_positions\t%d\nposition_offset\t%d\n", c->causal,
            c->rotary_dim, c->rope_theta, c->learned_pos, c->pos_offset);
+    printf("position_encoding\t%s\n", position_encoding(c));
     printf("embed_dim\t%d\nembed_scale\t%.9g\nattn_scale\t%.9g\nattn_softcap\t%g\nfinal_softcap\t%g\nqk_norm\t%d\n",
            c->d_embed > 0 ? c->d_embed : c->d_model, c->emb_scale > 0 ? c->emb_scale : 1.0,
            c->attn_scale > 0 ? c->attn_scale : 1.0 / sqrt((double)c->head_dim), c->attn_softcap, c->final_softcap,

@@ -17,6 +17,7 @@ Usage: paper.py COMMAND OUT INPUT...
                                          NAMES (space or comma separated) are the development models
   frames   OUT frames-label-NAME.tsv...  reference-frame label per model, with its position encoding
   frames-emergence OUT frames-emergence-NAME.tsv...  emergence step per trained model
+  frames-pos OUT frames-pos.tsv          the matched position-encoding set, one row per pos
   results  OUT PAPER_DIR [--skipped NAMES] [--profile P]
                                          RESULTS.md from PAPER_DIR/data, tables and figures
 A model's name is taken from its file name (KIND-NAME.tsv). Every derived table starts with a
@@ -354,6 +355,21 @@ def cmd_frames_emergence(out, paths):
                          r["checkpoints"], r["final_label"]])
     write_table(out, provenance("frames-emergence", paths),
                 ["model", "emergence_step", "label", "checkpoints", "final_label"], rows)
+
+
+FRAMES_POS_COLS = ["pos", "model", "label", "runner_up", "sink_head_share", "emergence_step", "val_loss"]
+
+
+def cmd_frames_pos(out, paths):
+    """The matched set's table (pipelines/posenc.sh), the columns RESULTS.md shows."""
+    rows = []
+    for p in paths:
+        head, rs = read_tsv(p)
+        need(p, head, FRAMES_POS_COLS)
+        for r in rs:
+            rows.append([r["pos"], r["model"], r["label"], r["runner_up"], g(num(r["sink_head_share"])),
+                         r["emergence_step"], g(num(r["val_loss"]))])
+    write_table(out, provenance("frames-pos", paths), FRAMES_POS_COLS, rows)
 
 
 def read_conf(path):
@@ -825,8 +841,9 @@ def sec_frames(doc, d):
     ntk = [r for r in rows if r["position"] == "rope-ntk"]
     s += " **Seed:** NTK-aware RoPE gives distributed frames. **Here:** "
     s += (listing([(r["model"], r["label"]) for r in ntk]) + "." if ntk else
-          "no model with NTK-aware RoPE was analysed (the trained models' position encoding is not yet "
-          "a recipe option), so this claim is not tested.")
+          "none of these models uses NTK-aware RoPE%s." % (
+              "; the matched position-encoding set below tests the claim" if load(d, "frames-pos")[1]
+              else ", so this claim is not tested"))
     enc = [r for r in rows if r["model"].startswith("bert") or r["position"] == "learned-bidirectional"]
     s += " **Seed:** encoders give bidirectional frames. **Here:** "
     s += (listing([(r["model"], r["label"]) for r in enc]) + "." if enc else "no encoder was analysed.")
@@ -847,6 +864,61 @@ def sec_frames(doc, d):
         if got and none:
             s += "No stable sink label: %s." % ", ".join(none)
         doc.add(s, "")
+
+
+def sec_frames_pos(doc, d):
+    """The matched position-encoding set (METHODS §7.4): the seed's RoPE / NTK-aware RoPE
+    prediction beside the labels measured on models that differ only in pos."""
+    head, rows = load(d, "frames-pos")
+    if not rows:
+        return
+    doc.add("### Position encoding as the only difference (METHODS §7.4)", "",
+            "%d models trained with one recipe (configs/kjv-pos-*.conf: the sink study's recipe t3, "
+            "docs/TRAIN.md) that differ only in the position encoding, each labelled on the same "
+            "validation windows as the other text models, and every checkpoint labelled for the "
+            "emergence step." % len(rows), "")
+    doc.table("frames-pos")
+    by = {r["pos"]: r for r in rows}
+
+    def said(r):
+        ru = "" if r["runner_up"] in ("-", "") else ", runner-up %s" % r["runner_up"]
+        return "%s (%s%s, sink-head share %s of layers ≥ 1)" % (r["model"], r["label"], ru, r["sink_head_share"])
+    rope, ntk = by.get("rope"), by.get("rope-ntk")
+    s = ("**Seed:** standard RoPE gives centralized frames, NTK-aware RoPE distributed ones. **Here:** ")
+    if rope and ntk:
+        s += "RoPE %s, NTK-aware RoPE %s. " % (said(rope), said(ntk))
+        if rope["label"] == "none" and ntk["label"] == "none":
+            s += ("Neither has a sink frame by the §7 rule, so at this training budget the prediction is "
+                  "not tested: it is neither confirmed nor contradicted.")
+        elif rope["label"] == ntk["label"]:
+            s += ("Both get the same label (%s): the difference the seed predicts between the two is not "
+                  "seen here." % rope["label"])
+        else:
+            parts = ["RoPE is %s as predicted" % rope["label"] if rope["label"] == "centralized"
+                     else "RoPE is %s, not centralized as predicted" % rope["label"],
+                     "NTK-aware RoPE is %s as predicted" % ntk["label"] if ntk["label"] == "distributed"
+                     else "NTK-aware RoPE is %s, not distributed as predicted" % ntk["label"]]
+            s += "The labels differ: %s." % "; ".join(parts)
+    else:
+        s += "the set lacks %s, so the prediction is not tested." % " and ".join(
+            x for x, r in (("RoPE", rope), ("NTK-aware RoPE", ntk)) if not r)
+    doc.add(s, "")
+    others = [r for r in rows if r["pos"] not in ("rope", "rope-ntk")]
+    if others:
+        kinds = sorted({r["label"] for r in rows})
+        doc.add("The other encodings (no prediction in the seed): %s. Labels over the whole set: %s." % (
+            listing([(r["pos"], r["label"]) for r in others]), ", ".join(kinds)), "")
+    got = [r for r in rows if r["emergence_step"] != "nan"]
+    s = "**Seed:** frames form in the earliest stages of training. **Here:** "
+    s += (listing([(r["pos"], "from step %s" % r["emergence_step"]) for r in got]) +
+          " keep one sink label for three checkpoints in a row" if got else
+          "no model of the set keeps a sink label for three consecutive checkpoints")
+    rest = [r["pos"] for r in rows if r["emergence_step"] == "nan"]
+    s += ("; no stable sink label: %s." % ", ".join(rest) if got and rest else ".")
+    doc.add(s, "")
+    for r in rows:
+        doc.figure("frames-" + r["model"], "%s (pos = %s): each head's reference-frame label at each "
+                   "checkpoint" % (r["model"], r["pos"]))
 
 
 def cmd_results(out, args):
@@ -883,6 +955,7 @@ def cmd_results(out, args):
     sec_regime(doc, d)
     sec_train(doc, d)
     sec_frames(doc, d)
+    sec_frames_pos(doc, d)
     # provenance: the derived tables this text was computed from, with their checksums
     data = sorted(f for f in os.listdir(os.path.join(d, "data")) if f.endswith(".tsv")) \
         if os.path.isdir(os.path.join(d, "data")) else []
@@ -897,7 +970,8 @@ COMMANDS = {"reversal": cmd_reversal, "theorem1": cmd_theorem1, "band": cmd_band
             "identities": cmd_identities, "sinks": cmd_sinks, "ari": cmd_ari, "prune": cmd_prune,
             "prune-plot": cmd_prune_plot, "collapse": cmd_collapse,
             "collapse-plot": cmd_collapse_plot, "train": cmd_train, "regime": cmd_regime,
-            "frames": cmd_frames, "frames-emergence": cmd_frames_emergence}
+            "frames": cmd_frames, "frames-emergence": cmd_frames_emergence,
+            "frames-pos": cmd_frames_pos}
 
 
 def main(argv):

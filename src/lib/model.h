@@ -59,6 +59,8 @@ typedef struct {
     int image_size, patch_size, n_channels;
     const float *alibi_slopes; /* [n_head] ALiBi slopes m_h (score += −m_h·|t − j|), or NULL: models
                                 * trained here with attncoda_position_encoding = alibi */
+    int trained_pos;           /* 1 + the pos_kind (posenc.h) named by attncoda_position_encoding in a
+                                * model trained here; 0 when config.json names none */
 } model_config;
 
 typedef struct {

@@ -240,6 +240,7 @@ static void parse_trained_pos(hf_ctx *c, model_config *k) {
         ctx_fail(c, "config.json: 'attncoda_position_encoding' is only defined for gpt2 and llama");
         return;
     }
+    k->trained_pos = pos + 1;
     int rope = pos == POS_ROPE || pos == POS_ROPE_NTK;
     k->learned_pos = pos == POS_LEARNED || pos == POS_SINUSOIDAL;
     if (rope && k->family == FAM_GPT2) parse_rope(c, k);
