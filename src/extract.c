@@ -117,6 +117,15 @@ enum { O_MODEL = 256, O_TOK, O_TEXT, O_IDS, O_SEED, O_SEQ, O_NOBOS, O_LAYERS, O_
        O_LOGITS, O_MASK, O_NOATT, O_THREADS, O_BATCH, O_DEFLATE, O_INFO, O_IMAGES, O_PRED, O_PIXELS,
        O_MLM_RATE, O_MLM_SEED };
 
+/* --mlm-rate: a share in (0, 1] (0 would mask nothing; cli_parse_double takes closed ranges). */
+static double parse_rate(const char *s) {
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !(v > 0 && v <= 1)) die_usage("--mlm-rate: '%s' is not a number in (0, 1]", s);
+    return v;
+}
+
 static void parse_args(int argc, char **argv, opts *o) {
     static const struct option lo[] = {
         {"model", 1, 0, O_MODEL}, {"tokenizer", 1, 0, O_TOK}, {"text", 1, 0, O_TEXT}, {"ids", 1, 0, O_IDS},
@@ -153,11 +162,7 @@ static void parse_args(int argc, char **argv, opts *o) {
         case O_IMAGES: o->images = optarg; break;
         case O_PRED: o->predictions = optarg; break;
         case O_PIXELS: o->pixels = optarg; break;
-        case O_MLM_RATE:
-            o->mlm_rate = cli_parse_double("mlm-rate", optarg, 0, 1);
-            if (!(o->mlm_rate > 0)) die_usage("--mlm-rate: '%s' is not in (0, 1]", optarg);
-            o->mlm_given = 1;
-            break;
+        case O_MLM_RATE: o->mlm_rate = parse_rate(optarg), o->mlm_given = 1; break;
         case O_MLM_SEED:
             o->mlm_seed = cli_parse_long("mlm-seed", optarg, 0, (1L << 62));
             o->mlm_given = 1;

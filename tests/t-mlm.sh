@@ -141,12 +141,14 @@ fi
 
 # bad input: one line, the exit status, no output file
 out=$T/bad.tsv
-expect_error "--mlm-rate 0" 2 "mlm-rate: '0' is not in \(0, 1\]" "$out" \
+expect_error "--mlm-rate 0" 2 "mlm-rate: '0' is not a number in \(0, 1\]" "$out" \
     X --model "$T/bert" --ids "$T/ids.txt" --no-attention --nll "$out" --mlm-rate 0
-expect_error "--mlm-rate 1.5" 2 "mlm-rate: '1.5' is not a number in \[0, 1\]" "$out" \
+expect_error "--mlm-rate 1.5" 2 "mlm-rate: '1.5' is not a number in \(0, 1\]" "$out" \
     X --model "$T/bert" --ids "$T/ids.txt" --no-attention --nll "$out" --mlm-rate 1.5
-expect_error "--mlm-rate abc" 2 "mlm-rate: 'abc' is not a number" "$out" \
+expect_error "--mlm-rate abc" 2 "mlm-rate: 'abc' is not a number in \(0, 1\]" "$out" \
     X --model "$T/bert" --ids "$T/ids.txt" --no-attention --nll "$out" --mlm-rate abc
+expect_error "--mlm-rate nan" 2 "mlm-rate: 'nan' is not a number in \(0, 1\]" "$out" \
+    X --model "$T/bert" --ids "$T/ids.txt" --no-attention --nll "$out" --mlm-rate nan
 expect_error "--mlm-seed -1" 2 "mlm-seed" "$out" \
     X --model "$T/bert" --ids "$T/ids.txt" --no-attention --nll "$out" --mlm-seed -1
 $MK bert "$T/bert-nomask"
