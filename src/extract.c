@@ -20,6 +20,7 @@
 #include "cli.h"
 #include "h5io.h"
 #include "image.h"
+#include "mlm.h"
 #include "model.h"
 #include "posenc.h"
 #include "tok.h"
@@ -68,9 +69,17 @@ static void usage(void) {
         "      --sink K          sink key index stored in the file (0)\n"
         "      --nll FILE        TSV of per-token negative log-likelihood: '# ' provenance, then\n"
         "                        '# perplexity', '# tokens' lines, header seq pos token nll;\n"
-        "                        position t predicts token t+1. Not for bert\n"
+        "                        causal models: position t predicts token t+1; encoders with a\n"
+        "                        masked-LM head (bert, roberta): the masked positions (below)\n"
+        "      --mlm-rate P      encoders: share of the non-special positions of each sequence\n"
+        "                        replaced by the mask token for the masked-LM perplexity, in\n"
+        "                        (0, 1]; at least one per sequence (0.15)\n"
+        "      --mlm-seed N      encoders: seed of the masked positions; sequence s draws from\n"
+        "                        mt19937 seeded (N*2654435761 + s) mod 2^32, so the positions do not\n"
+        "                        depend on --batch, --threads or --mask (1)"
         "      --logits FILE     HDF5 dataset 'logits' float32 [S,T,vocab] (validation; large);\n"
-        "                        vit: [S,1,classes], the classifier on the CLS row\n"
+        "                        encoders: of the masked input; vit: [S,1,classes], the\n"
+        "                        classifier on the CLS row\n"
         "      --mask FILE       heads to prune, one 'layer head' per line (0-based; '#' comments):\n"
         "                        their outputs are zeroed before the output projection\n"
         "      --no-attention    write no attention file (OUTPUT not needed); prints perplexity\n"
@@ -82,7 +91,10 @@ static void usage(void) {
         "                        0 writes about twice the bytes in about 40%% less time\n"
         "  -h, --help, -V, --version\n\n"
         "When perplexity is computed (--nll, --logits, --no-attention) and stdout carries no file,\n"
-        "'perplexity<TAB>value' is printed on stdout.\n\n"
+        "'perplexity<TAB>value' is printed on stdout. For an encoder it is the masked-LM perplexity:\n"
+        "exp(mean NLL of the original tokens at the masked positions), one forward pass per sequence\n"
+        "with those positions replaced by [MASK]/<mask>; the attention file stays that of the\n"
+        "unmasked input (docs/EXTRACT.md).\n\n"
         "Memory: at most 2.2 bytes per parameter for F16/BF16 Hugging Face files (their weight\n"
         "matrices and token embedding stay memory-mapped in the stored precision and are widened\n"
         "64 rows at a time inside each product; norms, biases and position tables are widened at\n"
@@ -97,12 +109,23 @@ static void usage(void) {
 
 typedef struct {
     const char *model, *tokenizer, *text, *ids, *layers, *heads, *nll, *logits, *mask, *out, *images, *predictions, *pixels;
-    int S, T, sink, sequential, no_bos, no_attention, threads, batch, deflate, info;
-    long long seed;
+    int S, T, sink, sequential, no_bos, no_attention, threads, batch, deflate, info, mlm_given;
+    long long seed, mlm_seed;
+    double mlm_rate;
 } opts;
 
 enum { O_MODEL = 256, O_TOK, O_TEXT, O_IDS, O_SEED, O_SEQ, O_NOBOS, O_LAYERS, O_HEADS, O_SINK, O_NLL,
-       O_LOGITS, O_MASK, O_NOATT, O_THREADS, O_BATCH, O_DEFLATE, O_INFO, O_IMAGES, O_PRED, O_PIXELS };
+       O_LOGITS, O_MASK, O_NOATT, O_THREADS, O_BATCH, O_DEFLATE, O_INFO, O_IMAGES, O_PRED, O_PIXELS,
+       O_MLM_RATE, O_MLM_SEED };
+
+/* --mlm-rate: a share in (0, 1] (0 would mask nothing; cli_parse_double takes closed ranges). */
+static double parse_rate(const char *s) {
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !(v > 0 && v <= 1)) die_usage("--mlm-rate: '%s' is not a number in (0, 1]", s);
+    return v;
+}
 
 static void parse_args(int argc, char **argv, opts *o) {
     static const struct option lo[] = {
@@ -111,9 +134,9 @@ static void parse_args(int argc, char **argv, opts *o) {
         {"no-bos", 0, 0, O_NOBOS}, {"layers", 1, 0, O_LAYERS}, {"heads", 1, 0, O_HEADS}, {"sink", 1, 0, O_SINK},
         {"nll", 1, 0, O_NLL}, {"logits", 1, 0, O_LOGITS}, {"mask", 1, 0, O_MASK},
         {"no-attention", 0, 0, O_NOATT}, {"threads", 1, 0, O_THREADS}, {"batch", 1, 0, O_BATCH}, {"deflate", 1, 0, O_DEFLATE}, {"info", 0, 0, O_INFO},
-        {"images", 1, 0, O_IMAGES}, {"predictions", 1, 0, O_PRED}, {"pixels", 1, 0, O_PIXELS}, {"help", 0, 0, 'h'},
+        {"mlm-rate", 1, 0, O_MLM_RATE}, {"mlm-seed", 1, 0, O_MLM_SEED}, {"images", 1, 0, O_IMAGES}, {"predictions", 1, 0, O_PRED}, {"pixels", 1, 0, O_PIXELS}, {"help", 0, 0, 'h'},
         {"version", 0, 0, 'V'}, {0, 0, 0, 0}};
-    *o = (opts){.S = 64, .T = 128, .seed = 1, .batch = 4, .deflate = 1};
+    *o = (opts){.S = 64, .T = 128, .seed = 1, .batch = 4, .deflate = 1, .mlm_rate = 0.15, .mlm_seed = 1};
     int c;
     while ((c = getopt_long(argc, argv, "S:T:hV", lo, NULL)) != -1) {
         switch (c) {
@@ -140,6 +163,11 @@ static void parse_args(int argc, char **argv, opts *o) {
         case O_IMAGES: o->images = optarg; break;
         case O_PRED: o->predictions = optarg; break;
         case O_PIXELS: o->pixels = optarg; break;
+        case O_MLM_RATE: o->mlm_rate = parse_rate(optarg), o->mlm_given = 1; break;
+        case O_MLM_SEED:
+            o->mlm_seed = cli_parse_long("mlm-seed", optarg, 0, (1L << 62));
+            o->mlm_given = 1;
+            break;
         case 'h': usage(); exit(0);
         case 'V': cli_print_version(); exit(0);
         default: die_usage("unknown or incomplete option (see --help)");
@@ -152,6 +180,7 @@ static void parse_args(int argc, char **argv, opts *o) {
     }
     if (!!o->text + !!o->ids + !!o->images != 1) die_usage("give exactly one of --text, --ids and --images (see --help)");
     if (o->images && o->nll) die_usage("--nll is for language models, not with --images");
+    if (o->images && o->mlm_given) die_usage("--mlm-rate and --mlm-seed are for text encoders, not with --images");
     if (!o->images && (o->predictions || o->pixels)) die_usage("--predictions and --pixels need --images");
     if (o->images && o->no_attention && !o->predictions && !o->logits && !o->pixels)
         die_usage("--images with --no-attention needs --predictions, --logits or --pixels");
@@ -450,6 +479,10 @@ static char *make_prov(const opts *o, const model *m, const char *tokpath, const
     prov_opt_int(p, "sequential", o->sequential);
     prov_opt_int(p, "no_bos", o->no_bos);
     prov_opt_str(p, "nll", o->nll ? o->nll : "");
+    if (!m->cfg.causal) {   /* causal models' outputs keep their bytes */
+        prov_opt_dbl(p, "mlm_rate", o->mlm_rate);
+        prov_opt_int(p, "mlm_seed", o->mlm_seed);
+    }
     prov_shared_options(p, o, m);
     char *js = prov_json(p);
     prov_free(p);
@@ -501,6 +534,24 @@ static void nll_seq(const batch *b, int s, int V, const float *logits, strbuf *r
     }
 }
 
+/* Masked-LM NLL: at each chosen position, the NLL of the original token under the logits of the
+ * masked input. */
+static void nll_masked(const batch *b, int s, int V, const float *logits, const uint8_t *chosen, strbuf *rows,
+                       double *sum, long long *n) {
+    const int32_t *ids = b->ids + (size_t)s * b->T;
+    for (int t = 0; t < b->T; t++) {
+        if (!chosen[t]) continue;
+        const float *z = logits + (size_t)t * V;
+        double mx = -INFINITY, acc = 0;
+        for (int j = 0; j < V; j++) mx = z[j] > mx ? z[j] : mx;
+        for (int j = 0; j < V; j++) acc += exp(z[j] - mx);
+        double nll = mx + log(acc) - z[ids[t]];
+        *sum += nll;
+        (*n)++;
+        if (rows) sb_printf(rows, "%d\t%d\t%d\t%.6f\n", s, t, ids[t], nll);
+    }
+}
+
 static void write_nll(const char *path, const char *provjs, double ppl, long long n, const strbuf *rows) {
     strbuf out = {0};
     sb_printf(&out, "# %s\n# perplexity\t%.6f\n# tokens\t%lld\nseq\tpos\ttoken\tnll\n", provjs, ppl, n);
@@ -541,6 +592,9 @@ typedef struct {
     attn_writer *w;
     logits_out lo, px;           /* --logits; --pixels (images) */
     float *att, *block, *logits;
+    uint8_t *chosen;             /* encoders' masked-LM perplexity: [S][T] masked positions */
+    int32_t *masked;             /* one batch of ids with those positions replaced */
+    int mask_id;
     strbuf rows;
     double nll_sum;
     long long nll_n;
@@ -558,6 +612,62 @@ static void select_layers_heads(run *r, const opts *o, const model_config *c) {
     r->keep = o->mask ? read_mask(o->mask, c) : NULL;
 }
 
+/* The tokenizer of a masked-LM run: the one --text used, else (--ids) the one beside the model if
+ * it loads; NULL when there is none, and then only config.json names the special ids. */
+static tok *encoder_tokenizer(run *r) {
+    const opts *o = &r->o;
+    char err[1024];
+    if (!r->tokpath) {
+        struct stat sb;
+        if (!o->tokenizer && (stat(o->model, &sb) != 0 || !S_ISDIR(sb.st_mode))) return NULL;
+        r->tokpath = tokenizer_path(o);   /* recorded in the provenance: it names the mask token */
+        tok *tk = tok_load(r->tokpath, r->m->cfg.model_type, err, sizeof err);
+        if (!tk && o->tokenizer) die_data(NULL, "%s", err);
+        if (!tk) {
+            free(r->tokpath);
+            r->tokpath = NULL;
+        }
+        return tk;
+    }
+    tok *tk = tok_load(r->tokpath, r->m->cfg.model_type, err, sizeof err);
+    if (!tk) die_data(NULL, "%s", err);
+    return tk;
+}
+
+/* The mask token and the special ids never masked: [CLS] [SEP] [PAD] [MASK], <s> </s> <pad>
+ * <mask>, from the tokenizer and config.json; then the masked positions of every sequence, all
+ * chosen before any output exists (a sequence with nothing to mask is an input error). */
+static void choose_masked(run *r) {
+    const opts *o = &r->o;
+    const model_config *c = &r->m->cfg;
+    tok *tk = encoder_tokenizer(r);
+    static const char *const names[] = {"[CLS]", "[SEP]", "[PAD]", "[MASK]", "<s>", "</s>", "<pad>", "<mask>"};
+    int special[32], ns = 0;
+    int cfg_ids[] = {c->cls_id, c->sep_id, c->pad_id, c->bos_id, c->eos_id, c->mask_id};
+    for (size_t i = 0; i < sizeof cfg_ids / sizeof cfg_ids[0]; i++) special[ns++] = cfg_ids[i];
+    r->mask_id = -1;
+    if (tk) {
+        int tok_ids[] = {tok_cls(tk), tok_sep(tk), tok_pad(tk), tok_bos(tk), tok_eos(tk)};
+        for (size_t i = 0; i < sizeof tok_ids / sizeof tok_ids[0]; i++) special[ns++] = tok_ids[i];
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) special[ns++] = tok_id(tk, names[i]);
+        r->mask_id = tok_id(tk, "[MASK]") >= 0 ? tok_id(tk, "[MASK]") : tok_id(tk, "<mask>");
+        tok_free(tk);
+    }
+    if (r->mask_id < 0) r->mask_id = c->mask_id;
+    if (r->mask_id < 0)
+        die_data(o->model, "no mask token: no [MASK] or <mask> in a tokenizer and no attncoda_mask_token_id in "
+                           "config.json (needed for the masked-LM perplexity)");
+    if (r->mask_id >= c->vocab)
+        die_data(r->tokpath, "mask token id %d is outside the model's vocabulary of %d", r->mask_id, c->vocab);
+    const batch *b = &r->b;
+    r->chosen = xmalloc((size_t)b->S * b->T);
+    for (int s = 0; s < b->S; s++) {
+        size_t at = (size_t)s * b->T;
+        if (!mlm_choose(b->ids + at, b->valid + at, b->T, special, ns, o->mlm_rate, o->mlm_seed, s, r->chosen + at))
+            die_data(o->text ? o->text : o->ids, "sequence %d has no position to mask (only special tokens)", s + 1);
+    }
+}
+
 static void setup(run *r) {
     const opts *o = &r->o;
     char err[2048];
@@ -566,6 +676,8 @@ static void setup(run *r) {
     if (!r->m) die_data(NULL, "%s", err);
     const model_config *c = &r->m->cfg;
     if (c->family == FAM_VIT) die_usage("%s is a vit image model: give --images, not --text or --ids", o->model);
+    if (c->causal && o->mlm_given)
+        die_usage("--mlm-rate and --mlm-seed are for encoders (masked-LM perplexity); %s is causal", o->model);
     if ((o->nll || o->logits || o->no_attention) && !r->m->w.lm_head)
         die_usage("%s: %s has no language-model head (no --nll, --logits or --no-attention)", o->model,
                   c->model_type);
@@ -577,6 +689,7 @@ static void setup(run *r) {
     if (r->b.T > c->max_pos)
         die_data(o->model, "%d tokens per sequence exceed the model's %d positions", r->b.T, c->max_pos);
     if (o->sink >= r->b.T) die_usage("--sink %d is not below T = %d", o->sink, r->b.T);
+    if (!c->causal && (o->nll || o->logits || o->no_attention)) choose_masked(r);
     select_layers_heads(r, o, c);
     r->provjs = make_prov(o, r->m, r->tokpath, &r->b);
 }
@@ -605,6 +718,20 @@ static void open_outputs(run *r, int B) {
     }
     if (o->logits) logits_open(&r->lo, o->logits, "logits", b->S, b->T, c->vocab, r->provjs);
     if (o->nll || o->logits || o->no_attention) r->logits = xmalloc(sizeof(float) * b->T * (size_t)c->vocab * B);
+    if (r->chosen) r->masked = xmalloc(sizeof(int32_t) * b->T * (size_t)B);
+}
+
+/* The encoder's two passes over a batch: the unmasked input for the attention file (when one is
+ * written), then the masked input for the logits. */
+static int forward_masked(run *r, int s0, int nb) {
+    const batch *b = &r->b;
+    size_t at = (size_t)s0 * b->T, n = (size_t)nb * b->T;
+    if (r->w) {
+        int rc = model_forward_batch(r->m, b->ids + at, b->valid + at, nb, b->T, r->keep, r->att, NULL);
+        if (rc) return rc;
+    }
+    for (size_t i = 0; i < n; i++) r->masked[i] = r->chosen[at + i] ? r->mask_id : b->ids[at + i];
+    return model_forward_batch(r->m, r->masked, b->valid + at, nb, b->T, r->keep, NULL, r->logits);
 }
 
 /* Forward passes of B sequences at a time; each batch is written before the next. */
@@ -617,12 +744,18 @@ static void run_batches(run *r, int B) {
     for (int s0 = 0; s0 < b->S; s0 += B) {
         int nb = b->S - s0 < B ? b->S - s0 : B;
         size_t at = (size_t)s0 * b->T;
-        int rc = model_forward_batch(r->m, b->ids + at, b->valid + at, nb, b->T, r->keep, r->att, r->logits);
+        int rc = r->chosen ? forward_masked(r, s0, nb)
+                           : model_forward_batch(r->m, b->ids + at, b->valid + at, nb, b->T, r->keep, r->att, r->logits);
         if (rc) die_data(r->o.model, "forward pass failed on sequences %d-%d (code %d)", s0, s0 + nb - 1, rc);
         for (int k = 0; k < nb; k++) {
             if (r->w) write_blocks(r->w, s0 + k, r->att + per_seq * k, c, b->T, r->li, r->nl, r->hi, r->nh, r->block);
             if (!r->logits) continue;
-            nll_seq(b, s0 + k, c->vocab, r->logits + vT * k, r->o.nll ? &r->rows : NULL, &r->nll_sum, &r->nll_n);
+            strbuf *rows = r->o.nll ? &r->rows : NULL;
+            if (r->chosen)
+                nll_masked(b, s0 + k, c->vocab, r->logits + vT * k, r->chosen + (size_t)(s0 + k) * b->T, rows,
+                           &r->nll_sum, &r->nll_n);
+            else
+                nll_seq(b, s0 + k, c->vocab, r->logits + vT * k, rows, &r->nll_sum, &r->nll_n);
             if (r->o.logits) logits_write(&r->lo, s0 + k, b->T, c->vocab, r->logits + vT * k);
         }
         progress_update(&pg, s0 + nb);
@@ -649,7 +782,7 @@ static void finish(run *r) {
 }
 
 static void run_free(run *r) {
-    void *p[] = {r->att, r->block, r->logits, r->keep, r->li, r->hi, r->provjs, r->tokpath, r->b.ids, r->b.valid,
+    void *p[] = {r->att, r->block, r->logits, r->chosen, r->masked, r->keep, r->li, r->hi, r->provjs, r->tokpath, r->b.ids, r->b.valid,
                  r->b.upstream};
     for (size_t i = 0; i < sizeof p / sizeof p[0]; i++) free(p[i]);
     sb_free(&r->rows);

@@ -105,7 +105,7 @@ expect_error "--layers outside the model" 2 "layers: '5' selects outside 0..1" "
 expect_error "both --text and --ids" 2 "exactly one of --text, --ids and --images" "$out" \
     X --model "$T/ok" --ids "$T/ids.txt" --text "$T/ids.txt" "$out"
 expect_error "no OUTPUT" 2 "expected one OUTPUT" - X --model "$T/ok" --ids "$T/ids.txt"
-$MK bert "$T/bert"
+$MK bert "$T/bert" --no-head
 expect_error "--nll for bert" 2 "bert has no language-model head" "$out" \
     X --model "$T/bert" --ids "$T/ids.txt" --nll "$T/n.tsv" "$out"
 check "--help documents memory use" sh -c "\"$BIN/extract\" --help | grep -q '^Memory:'"

@@ -154,8 +154,9 @@ bad roberta-short-table "pad_token_id 1 leaves no positions in 2 rows"
 printf '%s\n' "$(seq -s ' ' 2 66)" >"$T/long_ids.txt"
 expect_error "roberta: 65 tokens exceed the 64 positions after padding_idx + 1" 1 "exceed the model's 64 positions" \
     "$out" "$BIN/extract" --model "$T/roberta-pad-positions" --ids "$T/long_ids.txt" "$out"
+$MK roberta "$T/roberta-bare" --no-head
 expect_error "roberta: no language-model head, --nll refused" 2 "roberta has no language-model head" "$out" \
-    "$BIN/extract" --model "$T/roberta-pad-positions" --ids "$T/rob_ids.txt" --nll "$T/x.tsv" "$out"
+    "$BIN/extract" --model "$T/roberta-bare" --ids "$T/rob_ids.txt" --nll "$T/x.tsv" "$out"
 
 # --text with the released GPT-2-style tokenizers (random weights of the real vocabulary size):
 # phi gets <|endoftext|> first like gpt2, OPT its </s> (id 2), RoBERTa <s> … </s>; the text ids

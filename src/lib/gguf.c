@@ -856,7 +856,7 @@ static int arch_family(const char *arch, model_family *fam)
 static void set_family(model_config *c, const char *arch, model_family fam)
 {
     c->causal = 1;
-    c->pad_id = c->cls_id = c->sep_id = -1;
+    c->pad_id = c->cls_id = c->sep_id = c->mask_id = -1;
     c->family = fam;
     c->block = BLOCK_PRE_LN;
     snprintf(c->model_type, sizeof c->model_type, "%s", arch);

@@ -96,7 +96,7 @@ static void fill_config(model_config *c, const int32_t h[7])
     c->rope_theta = 10000.0f;
     c->bos_id = 1;
     c->eos_id = 2;
-    c->pad_id = c->cls_id = c->sep_id = -1;
+    c->pad_id = c->cls_id = c->sep_id = c->mask_id = -1;
 }
 
 /* Number of floats the weight section must hold (wcls included when unshared). */

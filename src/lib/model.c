@@ -335,13 +335,20 @@ static void embed(const model *m, const int32_t *ids, workspace *w) {
     if (m->w.emb_ln_w) norm(w->x, w->x, m->w.emb_ln_w, m->w.emb_ln_b, w->N, c->d_model, c->norm, c->norm_eps);
 }
 
-/* Final norm (when the model has one), OPT's project_out, the head with its bias, Gemma2's cap. */
+/* Final norm (when the model has one), the masked-LM transform of the encoders, OPT's project_out,
+ * the head with its bias, Gemma2's cap. */
 static void lm_logits(const model *m, workspace *w, float *logits) {
     const model_config *c = &m->cfg;
     int d = c->d_model, e = c->d_embed > 0 ? c->d_embed : d;
     const float *h = w->x;
     if (m->w.lnf_w) {
         norm(w->a, w->x, m->w.lnf_w, m->w.lnf_b, w->N, d, c->norm, c->norm_eps);
+        h = w->a;
+    }
+    if (m->w.mlm_dense_w) {   /* BERT/RoBERTa masked-LM transform (hf-checkpoints.md §7.3 step 6) */
+        linear(w->a, w->x, m->w.mlm_dense_w, m->w.mlm_dense_b, w->N, d, d);
+        act_row(w->a, w->N * d, c->head_act);
+        norm(w->a, w->a, m->w.mlm_ln_w, m->w.mlm_ln_b, w->N, d, NORM_LAYER, c->norm_eps);
         h = w->a;
     }
     float *proj = NULL;

@@ -61,6 +61,9 @@ typedef struct {
                                 * trained here with attncoda_position_encoding = alibi */
     int trained_pos;           /* 1 + the pos_kind (posenc.h) named by attncoda_position_encoding in a
                                 * model trained here; 0 when config.json names none */
+    model_act head_act;        /* activation of the masked-LM head transform (BERT: hidden_act;
+                                * RoBERTa: erf GELU always) */
+    int mask_id;               /* mask token from config.json attncoda_mask_token_id, or -1 */
 } model_config;
 
 typedef struct {
@@ -85,8 +88,12 @@ typedef struct {
     const float *type_emb;          /* BERT token_type [2, d] (row 0 used) or NULL */
     const float *emb_ln_w, *emb_ln_b; /* BERT embedding LayerNorm */
     const float *lnf_w, *lnf_b;     /* final norm (not BERT) */
-    const float *lm_head;           /* [vocab, d]; == tok_emb when tied; NULL for BERT */
+    const float *lm_head;           /* [vocab, d]; == tok_emb when tied; NULL for a bare encoder
+                                     * (BERT/RoBERTa without the masked-LM head) */
     const float *lm_head_b;         /* Phi's lm_head.bias [vocab], or NULL */
+    /* Masked-LM head transform of BERT (cls.predictions.transform) and RoBERTa (lm_head.dense,
+     * lm_head.layer_norm): logits = LN(act(dense x))·lm_headᵀ + lm_head_b. NULL elsewhere. */
+    const float *mlm_dense_w, *mlm_dense_b, *mlm_ln_w, *mlm_ln_b;
     const float *proj_in, *proj_out; /* OPT [d, d_embed] / [d_embed, d] when d_embed is set */
     /* ViT: Conv2d patch weights [d, C·P·P] (out, in·kh·kw: one GEMM over unfolded patches), bias,
      * CLS token [d]; pos_emb holds its [1+N, d] positions, lnf the final LayerNorm and lm_head /
@@ -112,7 +119,7 @@ typedef struct model {
  * head_keep (may be NULL) is [n_layer*n_head], 0 = zero that head's output before the output
  * projection (Michel et al. 2019). attn_logp (may be NULL) receives [n_layer][n_head][T][T]
  * log-probabilities computed as score − logsumexp(scores) (masked entries −INFINITY).
- * logits (may be NULL; not for BERT) receives [T][vocab]. Returns 0, -1 when T > max_pos, -2 when
+ * logits (may be NULL; not for a bare encoder) receives [T][vocab]. Returns 0, -1 when T > max_pos, -2 when
  * an id is outside the vocabulary. Thread use: model_set_threads (OpenMP; OpenBLAS is kept at 1). */
 int model_forward(const model *m, const int32_t *ids, const uint8_t *valid, int T,
                   const uint8_t *head_keep, float *attn_logp, float *logits);

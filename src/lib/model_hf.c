@@ -329,6 +329,23 @@ static void more_refuse(hf_ctx *c, const char *key, double allowed) {
     ctx_fail(c, "config.json: '%s' other than %g is not supported", key, allowed);
 }
 
+/* The encoders' special ids that BertConfig has no key for, written by bin/train
+ * (docs/TRAIN.md, The encoder): attncoda_{cls,sep,mask}_token_id, -1 when absent. The masked-LM
+ * perplexity of extract needs the mask id when no tokenizer names one. */
+static void parse_encoder_ids(hf_ctx *c, model_config *k) {
+    const char *keys[] = {"attncoda_cls_token_id", "attncoda_sep_token_id", "attncoda_mask_token_id"};
+    int *ids[] = {&k->cls_id, &k->sep_id, &k->mask_id};
+    for (int i = 0; i < 3; i++) {
+        if (!json_object_get(c->cfg, keys[i])) continue;
+        double v = CFG(c, -1, keys[i]);
+        if (v < 0 || v >= k->vocab) {
+            ctx_fail(c, "config.json: '%s' = %g is outside the vocabulary [0, %d)", keys[i], v, k->vocab);
+            return;
+        }
+        *ids[i] = (int)v;
+    }
+}
+
 /* Gemma's activation rule (§5.1): hidden_activation if set, else gelu_pytorch_tanh; a different
  * hidden_act is named on stderr, since a transformers ≥ 4.48 run would use it instead. */
 static const char *gemma_act(hf_ctx *c, int gemma2) {
@@ -455,6 +472,11 @@ static void parse_more(hf_ctx *c, model_config *k) {
         ctx_fail(c, "config.json: sizes missing or inconsistent (hidden %d, layers %d, heads %d/%d, "
                     "head_dim %d, ffn %d, vocab %d)", k->d_model, k->n_layer, k->n_head, k->n_kv_head,
                  k->head_dim, k->d_ff, k->vocab);
+    if (rob) {   /* RobertaLMHead applies the erf GELU whatever hidden_act says (§7.3 step 4) */
+        k->head_act = ACT_GELU_ERF;
+        k->tied_head = more_bool(c, "tie_word_embeddings", 1);
+        if (!c->failed) parse_encoder_ids(c, k);
+    }
     if (!c->failed && !opt && !rob) parse_rope(c, k);
 }
 
@@ -537,7 +559,7 @@ static void parse_config(hf_ctx *c, model_config *k) {
     }
     k->family = FAMILIES[i].fam;
     snprintf(k->model_type, sizeof k->model_type, "%s", mt);
-    k->cls_id = k->sep_id = -1;
+    k->cls_id = k->sep_id = k->mask_id = -1;
     k->causal = k->family != FAM_BERT;
     if (k->family == FAM_VIT) {
         parse_vit(c, k);
@@ -590,6 +612,7 @@ static void parse_config(hf_ctx *c, model_config *k) {
         k->post_ln = 1;
         k->learned_pos = 1;
         act = cfg_str(c->cfg, "hidden_act", "gelu");
+        k->tied_head = (int)CFG(c, 1, "tie_word_embeddings");
         k->bos_id = k->eos_id = -1;
         if (strcmp(cfg_str(c->cfg, "position_embedding_type", "absolute"), "absolute"))
             ctx_fail(c, "config.json: only absolute BERT position embeddings are supported");
@@ -599,6 +622,7 @@ static void parse_config(hf_ctx *c, model_config *k) {
     }
     k->pad_id = (int)CFG(c, k->family == FAM_BERT ? 0 : -1, "pad_token_id");
     parse_act(c, act, &k->act);
+    k->head_act = k->act;   /* BertPredictionHeadTransform uses hidden_act */
     cfg_check_model(c, k);
     if (k->d_model <= 0 || k->n_layer <= 0 || k->n_head <= 0 || k->n_kv_head <= 0 || k->head_dim <= 0 ||
         k->d_ff <= 0 || k->vocab <= 0 || k->max_pos <= 0 || k->n_head % k->n_kv_head)
@@ -607,6 +631,7 @@ static void parse_config(hf_ctx *c, model_config *k) {
                  k->head_dim, k->d_ff, k->vocab);
     if (!c->failed && (k->family == FAM_NEOX || k->family == FAM_LLAMA || k->family == FAM_QWEN2))
         parse_rope(c, k);
+    if (!c->failed && k->family == FAM_BERT) parse_encoder_ids(c, k);
     if (!c->failed) parse_trained_pos(c, k);
     k->block = k->post_ln ? BLOCK_POST_LN : k->parallel_residual ? BLOCK_PARALLEL : BLOCK_PRE_LN;
 }
@@ -864,6 +889,32 @@ static void load_head(hf_ctx *c, model_config *k, model_weights *w, const char *
     if (w->lm_head == w->tok_emb) k->tied_head = 1;
 }
 
+/* The masked-LM head of BertForMaskedLM (cls.predictions.*) or RobertaForMaskedLM (lm_head.*),
+ * outside the encoder prefix; absent in a bare BertModel/RobertaModel, which then has no head.
+ * The decoder is the stored one when present (older .bin conversions keep both), else tied to
+ * the word embeddings; its bias is the head's own bias (HF ties decoder.bias to it). */
+typedef struct { const char *dense, *ln, *decoder, *bias, *decoder_bias; } mlm_names;
+
+static void load_mlm_head(hf_ctx *c, model_config *k, model_weights *w, const mlm_names *n) {
+    int64_t v = k->vocab, d = k->d_model;
+    char name[256];
+    snprintf(name, sizeof name, "%s.weight", n->dense);
+    if (c->failed || !st_find(c->st, name)) return;
+    const char *prefix = c->prefix;
+    c->prefix = "";   /* get_ln and get add the encoder prefix, which the head does not carry */
+    w->mlm_dense_w = mat_full(c, name, 0, d, d);
+    snprintf(name, sizeof name, "%s.bias", n->dense);
+    w->mlm_dense_b = get_full(c, name, 0, d, 0);
+    get_ln(c, &w->mlm_ln_w, &w->mlm_ln_b, d, n->ln);
+    c->prefix = prefix;
+    w->lm_head = mat_full(c, n->decoder, 1, v, d);
+    if (!w->lm_head && !k->tied_head)
+        ctx_fail(c, "missing tensor '%s' (tie_word_embeddings is false)", n->decoder);
+    if (!w->lm_head) w->lm_head = w->tok_emb;
+    w->lm_head_b = get_full(c, n->bias, 1, v, 0);
+    if (!w->lm_head_b) w->lm_head_b = get_full(c, n->decoder_bias, 0, v, 0);
+}
+
 /* ---- tensors of the newer families -------------------------------------------------------- */
 
 /* Phi (§3.2): one input_layernorm, biased q/k/v, output 'dense', fc1/fc2, optional per-head
@@ -1034,6 +1085,8 @@ static void load_more(hf_ctx *c, model *m) {
         w->type_emb = get(c, 0, more_int(c, "type_vocab_size", 2, 1, 1 << 16), d, "embeddings.token_type_embeddings.weight");
         get_ln(c, &w->emb_ln_w, &w->emb_ln_b, d, "embeddings.LayerNorm");
         for (int l = 0; l < k->n_layer; l++) load_bert_layer(c, k, &w->layers[l], l);
+        load_mlm_head(c, k, w, &(mlm_names){"lm_head.dense", "lm_head.layer_norm", "lm_head.decoder.weight",
+                                            "lm_head.bias", "lm_head.decoder.bias"});
         break;
     default:
         break;
@@ -1127,6 +1180,9 @@ static void load_weights(hf_ctx *c, model *m) {
         w->type_emb = get(c, 0, (int64_t)CFG(c, 2, "type_vocab_size"), d, "embeddings.token_type_embeddings.weight");
         get_ln(c, &w->emb_ln_w, &w->emb_ln_b, d, "embeddings.LayerNorm");
         for (int l = 0; l < k->n_layer; l++) load_bert_layer(c, k, &w->layers[l], l);
+        load_mlm_head(c, k, w, &(mlm_names){"cls.predictions.transform.dense", "cls.predictions.transform.LayerNorm",
+                                            "cls.predictions.decoder.weight", "cls.predictions.bias",
+                                            "cls.predictions.decoder.bias"});
         break;
     case FAM_VIT:
         load_vit(c, m);

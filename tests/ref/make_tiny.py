@@ -234,6 +234,9 @@ def bert(g, a, sz):
     g.w("cls.predictions.transform.dense.bias", d)
     g.w("cls.predictions.transform.LayerNorm." + gb[0], d)
     g.w("cls.predictions.transform.LayerNorm." + gb[1], d)
+    if a.decoder:   # an untied decoder stored in the file (older conversions store the copy)
+        g.w("cls.predictions.decoder.weight", V, d)
+        cfg["tie_word_embeddings"] = False
     return cfg
 
 
@@ -257,6 +260,9 @@ def main():
     ap.add_argument("--size", default="tiny", choices=["tiny", "gpt2-small"])
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--vocab", type=int, default=0, help="vocabulary size (to match a real tokenizer)")
+    ap.add_argument("--decoder", action="store_true", help="BERT: an untied cls.predictions.decoder.weight")
+    ap.add_argument("--no-head", action="store_true",
+                    help="encoders: leave out the masked-LM head tensors (a bare encoder; same other weights)")
     a = ap.parse_args()
     sz = {"d": 32, "L": 2, "nh": 4, "V": 101, "P": 64, "buffers": True}
     if a.size == "gpt2-small":
@@ -266,6 +272,8 @@ def main():
     g = Gen(a.seed, a.dtype)
     cfg = {"gpt2": gpt2, "gpt_neox": neox, "llama": llama, "bert": bert,
            "qwen2": lambda g, a, sz: llama(g, a, sz, qwen=True)}[a.family](g, a, sz)
+    if a.no_head:
+        g.t = [t for t in g.t if not t[0].startswith(("cls.", "lm_head."))]
     os.makedirs(a.outdir, exist_ok=True)
     with open(os.path.join(a.outdir, "config.json"), "w") as f:
         json.dump(cfg, f, indent=2)

@@ -230,6 +230,8 @@ def main():
     ap.add_argument("--layer-types", action="store_true", help="explicit layer_types, odd layers sliding")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--vocab", type=int, default=0, help="vocabulary size (to match a real tokenizer)")
+    ap.add_argument("--no-head", action="store_true",
+                    help="encoders: leave out the masked-LM head tensors (a bare encoder; same other weights)")
     a = ap.parse_args()
     if a.from_config:
         cfg = shrink(json.load(open(a.from_config)))
@@ -241,6 +243,8 @@ def main():
         cfg["vocab_size"] = a.vocab
     g = Gen(a.seed, a.dtype)
     tensors(g, cfg, a.untied)
+    if a.no_head:
+        g.t = [t for t in g.t if not t[0].startswith(("cls.", "lm_head."))]
     os.makedirs(a.outdir, exist_ok=True)
     with open(os.path.join(a.outdir, "config.json"), "w") as f:
         json.dump(cfg, f, indent=2)
