@@ -8,8 +8,8 @@
 # on their recipe, the corpus and the training sources (not on unrelated library modules); the
 # program itself is an order-only prerequisite.
 PROFILE ?= quick
-TRAIN_MODELS_full  := kjv-gpt2-s kjv-gpt2-m kjv-gpt2-l kjv-llama-m
-TRAIN_MODELS_quick := kjv-gpt2-s kjv-gpt2-m kjv-gpt2-l kjv-llama-m
+TRAIN_MODELS_full  := kjv-gpt2-s kjv-gpt2-m kjv-gpt2-l kjv-llama-m kjv-bert-m
+TRAIN_MODELS_quick := kjv-gpt2-s kjv-gpt2-m kjv-gpt2-l kjv-llama-m kjv-bert-m
 TRAIN_THREADS ?= 1
 TRAINED_DIR    := $(R)/models
 TRAIN_SRC     := src/train.c $(wildcard src/lib/train_*.c src/lib/train_*.h) src/lib/stwrite.c src/lib/stwrite.h
