@@ -308,9 +308,8 @@ def cmd_train(out, paths):
                  "mean_sink", "sd_sink", "min_sink", "max_sink"], rows)
 
 
-def position_encoding(name):
-    """The position encoding of a model, from configs/NAME.conf (kind, family): llama2.c, Llama,
-    Qwen2 and GPT-NeoX use RoPE; GPT-2 and BERT learned absolute positions."""
+def model_conf(name):
+    """configs/NAME.conf as a dict of its key = value lines ({} when there is none)."""
     conf = {}
     try:
         with open(os.path.join("configs", name + ".conf"), encoding="utf-8") as f:
@@ -319,12 +318,24 @@ def position_encoding(name):
                 if m:
                     conf[m.group(1)] = m.group(2)
     except OSError:
+        pass
+    return conf
+
+
+ENCODER_FAMILIES = ("bert", "roberta", "xlm-roberta")
+
+
+def position_encoding(name):
+    """The position encoding of a model, from configs/NAME.conf (kind, family): llama2.c, Llama,
+    Qwen2 and GPT-NeoX use RoPE; GPT-2 and the encoders learned absolute positions."""
+    conf = model_conf(name)
+    if not conf:
         return "-"
     if "pos" in conf:
         return conf["pos"]
     if conf.get("kind") == "llama2c" or conf.get("family") in ("llama", "qwen2", "gpt_neox"):
         return "rope"
-    if conf.get("family") in ("gpt2", "bert"):
+    if conf.get("family") in ("gpt2",) + ENCODER_FAMILIES:
         return "learned"
     return "-"
 
@@ -844,7 +855,7 @@ def sec_frames(doc, d):
           "none of these models uses NTK-aware RoPE%s." % (
               "; the matched position-encoding set below tests the claim" if load(d, "frames-pos")[1]
               else ", so this claim is not tested"))
-    enc = [r for r in rows if r["model"].startswith("bert") or r["position"] == "learned-bidirectional"]
+    enc = [r for r in rows if model_conf(r["model"]).get("family") in ENCODER_FAMILIES]
     s += " **Seed:** encoders give bidirectional frames. **Here:** "
     s += (listing([(r["model"], r["label"]) for r in enc]) + "." if enc else "no encoder was analysed.")
     doc.add(s, "")
