@@ -517,17 +517,21 @@ static void logits_write(logits_out *lo, int s, int T, int V, const float *x) {
     if (e < 0) die_data(lo->path, "cannot write sequence %d", s);
 }
 
+/* −log softmax(z)[id] over V logits, in double. */
+static double token_nll(const float *z, int V, int id) {
+    double mx = -INFINITY, acc = 0;
+    for (int j = 0; j < V; j++) mx = z[j] > mx ? z[j] : mx;
+    for (int j = 0; j < V; j++) acc += exp(z[j] - mx);
+    return mx + log(acc) - z[id];
+}
+
 /* NLL of every predicted token of one sequence (both positions valid), appended to rows. */
 static void nll_seq(const batch *b, int s, int V, const float *logits, strbuf *rows, double *sum, long long *n) {
     const int32_t *ids = b->ids + (size_t)s * b->T;
     const uint8_t *v = b->valid + (size_t)s * b->T;
     for (int t = 0; t + 1 < b->T; t++) {
         if (!v[t] || !v[t + 1]) continue;
-        const float *z = logits + (size_t)t * V;
-        double mx = -INFINITY, acc = 0;
-        for (int j = 0; j < V; j++) mx = z[j] > mx ? z[j] : mx;
-        for (int j = 0; j < V; j++) acc += exp(z[j] - mx);
-        double nll = mx + log(acc) - z[ids[t + 1]];
+        double nll = token_nll(logits + (size_t)t * V, V, ids[t + 1]);
         *sum += nll;
         (*n)++;
         if (rows) sb_printf(rows, "%d\t%d\t%d\t%.6f\n", s, t + 1, ids[t + 1], nll);
@@ -541,11 +545,7 @@ static void nll_masked(const batch *b, int s, int V, const float *logits, const 
     const int32_t *ids = b->ids + (size_t)s * b->T;
     for (int t = 0; t < b->T; t++) {
         if (!chosen[t]) continue;
-        const float *z = logits + (size_t)t * V;
-        double mx = -INFINITY, acc = 0;
-        for (int j = 0; j < V; j++) mx = z[j] > mx ? z[j] : mx;
-        for (int j = 0; j < V; j++) acc += exp(z[j] - mx);
-        double nll = mx + log(acc) - z[ids[t]];
+        double nll = token_nll(logits + (size_t)t * V, V, ids[t]);
         *sum += nll;
         (*n)++;
         if (rows) sb_printf(rows, "%d\t%d\t%d\t%.6f\n", s, t, ids[t], nll);
