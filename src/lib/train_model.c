@@ -455,12 +455,23 @@ static void rope(const tm_acts *a, treal *qkv, int inverse) {
     }
 }
 
+/* Causal attention works on blocks of ATTN_ROWS query rows: rows r0..r1-1 need keys 0..r1-1 only,
+ * which halves the work at long T. Every element is still gemm.h's one sequential sum: the keys
+ * left out carry P = 0 exactly, and adding +-0 to a sum that starts at +0 changes no bit, so the
+ * results are those of the full T x T products. */
+#ifndef TM_ATTN_ROWS
+#define TM_ATTN_ROWS 32   /* the gradient check sets 2, so that its T = 5 spans several blocks */
+#endif
+
+static int attn_rows(const tm_acts *a) { return a->causal ? TM_ATTN_ROWS : a->T; }
+
 /* Causal attention for every (sequence, head): P = softmax(QKᵀ/√hd + bias + mask), O = P·V. The
  * ALiBi bias m_h·(j − t) is added after the scaled product, as model.c does; being constant it
  * changes nothing in the backward pass. */
 static void attn_fwd(tm_acts *a, layer_acts *L) {
     const tm_config *c = &a->c;
     int T = a->T, hd = c->head_dim, H = c->n_head, rep = H / c->n_kv_head, W = a->W, ldo = H * hd;
+    int R = attn_rows(a);
     treal scale = 1 / sqrt((treal)hd);
 #pragma omp parallel for schedule(static)
     for (int bh = 0; bh < a->B * H; bh++) {
@@ -468,8 +479,11 @@ static void attn_fwd(tm_acts *a, layer_acts *L) {
         const treal *Q = L->qkv + (size_t)b * T * W + (size_t)h * hd;
         const treal *K = L->qkv + (size_t)b * T * W + (size_t)(H + kh) * hd;
         const treal *V = L->qkv + (size_t)b * T * W + (size_t)(H + c->n_kv_head + kh) * hd;
-        treal *P = L->P + (size_t)bh * T * T;
-        GEMM(0, 1, T, T, hd, scale, Q, W, K, W, 0, P, T);
+        treal *P = L->P + (size_t)bh * T * T, *O = L->o + (size_t)b * T * ldo + (size_t)h * hd;
+        for (int r0 = 0; r0 < T; r0 += R) {
+            int r1 = r0 + R < T ? r0 + R : T;
+            GEMM(0, 1, r1 - r0, r1, hd, scale, Q + (size_t)r0 * W, W, K, W, 0, P + (size_t)r0 * T, T);
+        }
         if (a->alibi)
             for (int t = 0; t < T; t++)
                 for (int j = 0; j <= t; j++) P[(size_t)t * T + j] += a->alibi[h] * (treal)(j - t);
@@ -481,8 +495,10 @@ static void attn_fwd(tm_acts *a, layer_acts *L) {
             for (int j = 0; j < n; j++) p[j] /= sum;
             for (int j = n; j < T; j++) p[j] = 0;
         }
-        GEMM(0, 0, T, hd, T, 1, P, T, V, W, 0,
-             L->o + (size_t)b * T * ldo + (size_t)h * hd, ldo);
+        for (int r0 = 0; r0 < T; r0 += R) {
+            int r1 = r0 + R < T ? r0 + R : T;
+            GEMM(0, 0, r1 - r0, hd, r1, 1, P + (size_t)r0 * T, T, V, W, 0, O + (size_t)r0 * ldo, ldo);
+        }
     }
 }
 
@@ -491,6 +507,7 @@ static void attn_fwd(tm_acts *a, layer_acts *L) {
 static void attn_bwd(tm_acts *a, layer_acts *L) {
     const tm_config *c = &a->c;
     int T = a->T, hd = c->head_dim, H = c->n_head, KV = c->n_kv_head, rep = H / KV, W = a->W, ldo = H * hd;
+    int R = attn_rows(a);
     treal scale = 1 / sqrt((treal)hd);
 #pragma omp parallel for schedule(static)
     for (int bk = 0; bk < a->B * KV; bk++) {
@@ -503,8 +520,12 @@ static void attn_bwd(tm_acts *a, layer_acts *L) {
             const treal *Q = L->qkv + base + (size_t)h * hd, *P = L->P + ((size_t)b * H + h) * T * T;
             const treal *dO = a->dout + (size_t)b * T * ldo + (size_t)h * hd;
             treal *dQ = a->dqkv + base + (size_t)h * hd;
-            GEMM(0, 1, T, T, hd, 1, dO, ldo, V, W, 0, dS, T);
-            GEMM(1, 0, T, hd, T, 1, P, T, dO, ldo, 1, dV, W);
+            for (int r0 = 0; r0 < T; r0 += R) {   /* dS rows r0..r1-1 need keys < r1; dV keys k >= r0 queries >= r0 */
+                int r1 = r0 + R < T ? r0 + R : T, kq = a->causal ? r0 : 0;
+                GEMM(0, 1, r1 - r0, r1, hd, 1, dO + (size_t)r0 * ldo, ldo, V, W, 0, dS + (size_t)r0 * T, T);
+                GEMM(1, 0, r1 - r0, hd, T - kq, 1, P + (size_t)kq * T + r0, T, dO + (size_t)kq * ldo, ldo, 1,
+                     dV + (size_t)r0 * W, W);
+            }
             for (int t = 0; t < T; t++) {
                 int n = a->causal ? t + 1 : T;
                 const treal *p = P + (size_t)t * T;
@@ -513,8 +534,12 @@ static void attn_bwd(tm_acts *a, layer_acts *L) {
                 for (int j = 0; j < n; j++) g[j] = p[j] * (g[j] - dot);
                 for (int j = n; j < T; j++) g[j] = 0;
             }
-            GEMM(0, 0, T, hd, T, scale, dS, T, K, W, 1, dQ, W);
-            GEMM(1, 0, T, hd, T, scale, dS, T, Q, W, 1, dK, W);
+            for (int r0 = 0; r0 < T; r0 += R) {
+                int r1 = r0 + R < T ? r0 + R : T, kq = a->causal ? r0 : 0;
+                GEMM(0, 0, r1 - r0, hd, r1, scale, dS + (size_t)r0 * T, T, K, W, 1, dQ + (size_t)r0 * W, W);
+                GEMM(1, 0, r1 - r0, hd, T - kq, scale, dS + (size_t)kq * T + r0, T, Q + (size_t)kq * W, W, 1,
+                     dK + (size_t)r0 * W, W);
+            }
         }
     }
 }

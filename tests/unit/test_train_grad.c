@@ -3,8 +3,10 @@
  * heads), each with every position encoding (learned, sinusoidal, rope, rope-ntk, alibi, none),
  * and a BERT-style masked-LM encoder whose loss counts only some positions (target -1 elsewhere),
  * compared against a central finite difference of the loss (up to 40 elements of every tensor).
- * One TAP line per tensor. */
+ * Causal attention runs in blocks of 2 query rows, so T = 5 crosses block edges and ends on a
+ * partial block. One TAP line per tensor. */
 #define TRAIN_DOUBLE 1
+#define TM_ATTN_ROWS 2
 #include "train_model.c"
 #include <stdio.h>
 
