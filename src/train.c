@@ -172,9 +172,11 @@ static void tokenize_corpus(corpus *c, const char *path, int T, const tok *tk, c
     int n = tok_encode(tk, (const char *)c->text, c->len, &c->ids);
     if (n < 0) die_data(path, "cannot tokenise with the learned vocabulary (not UTF-8?)");
     if (n < T + 1) die_data(path, "text has %d tokens; need at least context + 1 = %d", n, T + 1);
-    for (int i = 0; i < n; i++)
-        if (c->ids[i] < 0 || c->ids[i] >= v->n_ids || c->ids[i] == TR_BOS)
+    for (int i = 0; i < n; i++) {
+        if (c->ids[i] == TR_BOS) die_data(path, "the text contains <|bos|>, the BOS token's string (token %d)", i);
+        if (c->ids[i] < 0 || c->ids[i] >= v->n_ids)
             die_data(path, "token %d: id %d is outside the learned vocabulary", i, (int)c->ids[i]);
+    }
     c->n_ids = (size_t)n;
     c->id_bytes = v->plen;
 }

@@ -177,6 +177,9 @@ expect_error "bpe_merges with family = bert" 1 "^train: $T/bad.conf: bpe_merges 
 { cat "$T/k200.txt"; printf 'bad \xff\xfe byte\n'; } >"$T/notutf8.txt"
 expect_error "training text that is not UTF-8" 1 "^train: $T/notutf8.txt: bpe_merges needs UTF-8 text" "$T/bad-out" \
     "$TRAIN" --config "$T/g.conf" --out "$T/bad-out" --train "$T/notutf8.txt" --valid "$T/valid.txt"
+{ head -c 5000 "$T/k200.txt"; printf 'typed <|bos|> in the text\n'; } >"$T/bostext.txt"
+expect_error "training text with the BOS string <|bos|> in it" 1 "^train: $T/bostext.txt: the text contains <\|bos\|>" "$T/bad-out" \
+    "$TRAIN" --config "$T/g.conf" --out "$T/bad-out" --train "$T/bostext.txt" --valid "$T/valid.txt"
 head -c 120 "$T/valid.txt" >"$T/shortvalid.txt"
 expect_error "validation text with fewer tokens than the context" 1 "^train: $T/shortvalid.txt: text has [0-9]+ tokens; need at least context \+ 1 = 65$" \
     "$T/bad-out" "$TRAIN" --config "$T/g.conf" --out "$T/bad-out" --train "$T/k200.txt" --valid "$T/shortvalid.txt"
