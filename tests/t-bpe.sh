@@ -155,6 +155,9 @@ done
 # ---- reruns are bit-identical (every file of the output directory)
 run --config "$T/g.conf" --out "$T/bpe-gpt2-again" --train "$T/train.txt" || fail "rerun failed"
 check "two runs give byte-identical output directories" diff -r "$T/bpe-gpt2" "$T/bpe-gpt2-again"
+"$TRAIN" --config "$T/g.conf" --out "$T/bpe-gpt2-j2" --train "$T/train.txt" --valid "$T/valid.txt" --threads 2 2>/dev/null ||
+    fail "run with 2 threads failed"
+check "a run on 2 threads gives the same bytes" diff -r "$T/bpe-gpt2" "$T/bpe-gpt2-j2"
 check "a byte-level recipe (bpe_merges = 0) records no bpe key" bash -c "
     sed 's/^bpe_merges = .*/bpe_merges = 0/' '$T/g.conf' >'$T/b0.conf' &&
     '$TRAIN' --config '$T/b0.conf' --out '$T/b0' --train '$T/k200.txt' --valid '$T/valid.txt' --steps 0 --no-checkpoints 2>/dev/null &&
