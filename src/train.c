@@ -3,6 +3,7 @@
  * Hugging Face model directories. */
 #include "cli.h"
 #include "detmath.h"
+#include "tok.h"
 #include "train_io.h"
 #include "train_model.h"
 #include <getopt.h>
@@ -33,6 +34,11 @@ static const char *USAGE =
     "rope_ntk_factor s: base rope_theta * s^(head_dim/(head_dim-2))) | alibi | none; default the\n"
     "family's own (gpt2 learned, llama rope). Other values are recorded in config.json as\n"
     "attncoda_position_encoding (docs/TRAIN.md, Position encodings).\n"
+    "bpe_merges = N (1..32000; gpt2 and llama, not with synthetic_share): learn a byte-level BPE\n"
+    "vocabulary on the training text first (GPT-2 pre-tokenizer regex; most frequent adjacent pair,\n"
+    "ties to the smallest (left id, right id); merge k -> id 257 + k; stops early when no pair\n"
+    "occurs twice), save it in every tokenizer.json and train on its tokens: windows are BOS + T-1\n"
+    "tokens; val_loss is then nats per token, report.tsv adds val_nats_per_byte (docs/TRAIN.md).\n"
     "family = bert: windows are [CLS] (257), T-2 bytes, [SEP] (258); 15% of the bytes are selected\n"
     "(80% -> [MASK] 259, 10% a random byte, 10% kept; same mt19937), the loss is over those only,\n"
     "and the model is saved as BertForMaskedLM; sink mass is then the mass on [CLS].\n"
@@ -102,6 +108,10 @@ static void parse_args(int argc, char **argv, opts *o) {
 typedef struct {
     const unsigned char *text;
     size_t len;
+    /* bpe_merges > 0: the text as tokens, and the number of bytes each id stands for */
+    int32_t *ids;
+    size_t n_ids;
+    const uint32_t *id_bytes;
 } corpus;
 
 /* BERT's masking (Devlin et al. 2019, §3.1): each byte position is selected with probability
@@ -139,13 +149,53 @@ static void make_window(const corpus *c, size_t start, int T, int32_t *ids, int3
     }
 }
 
+/* bpe_merges > 0. Sequence: BOS then tokens start..start+T-2; targets: tokens start..start+T-1. */
+static void make_window_ids(const corpus *c, size_t start, int T, int32_t *ids, int32_t *tg) {
+    ids[0] = TR_BOS;
+    for (int t = 0; t < T; t++) {
+        if (t > 0) ids[t] = c->ids[start + t - 1];
+        tg[t] = c->ids[start + t];
+    }
+}
+
 static void load_corpus(corpus *c, const char *path, int T, prov *p) {
     size_t len;
     unsigned char *b = cli_slurp(path, &len);
     if (len < (size_t)T + 1) die_data(path, "text has %zu bytes; need at least context + 1 = %d", len, T + 1);
     prov_input_buf(p, path, b, len);
-    c->text = b;
-    c->len = len;
+    *c = (corpus){b, len, NULL, 0, NULL};
+}
+
+/* bpe_merges > 0: encode the text with the tokenizer train writes (tok_encode, as extract
+ * would), so that training, evaluation and extract see the same ids. */
+static void tokenize_corpus(corpus *c, const char *path, int T, const tok *tk, const bpe_vocab *v) {
+    int n = tok_encode(tk, (const char *)c->text, c->len, &c->ids);
+    if (n < 0) die_data(path, "cannot tokenise with the learned vocabulary (not UTF-8?)");
+    if (n < T + 1) die_data(path, "text has %d tokens; need at least context + 1 = %d", n, T + 1);
+    for (int i = 0; i < n; i++) {
+        if (c->ids[i] == TR_BOS) die_data(path, "the text contains <|bos|>, the BOS token's string (token %d)", i);
+        if (c->ids[i] < 0 || c->ids[i] >= v->n_ids)
+            die_data(path, "token %d: id %d is outside the learned vocabulary", i, (int)c->ids[i]);
+    }
+    c->n_ids = (size_t)n;
+    c->id_bytes = v->plen;
+}
+
+/* Learn the merges on the training text, write the tokenizer.json text and read it back;
+ * *secs: the time the learning took. */
+static tok *learn_vocabulary(const tr_recipe *r, const corpus *tr, const char *path, bpe_vocab *v, char **tok_json,
+                             double *secs) {
+    double t0 = cli_now();
+    if (bpe_learn((const char *)tr->text, tr->len, (int)r->bpe_merges, v))
+        die_data(path, "bpe_merges needs UTF-8 text (the GPT-2 pre-tokenizer works on characters)");
+    *tok_json = tr_tokenizer_json(r->m.family, v);
+    char err[1024];
+    tok *tk = tok_load_json_text(*tok_json, strlen(*tok_json), "tokenizer.json", err, sizeof err);
+    if (!tk) die_usage("internal error: the learned tokenizer.json does not load: %s", err);
+    if (tok_vocab_size(tk) != v->n_ids)
+        die_usage("internal error: the learned tokenizer.json has %d ids, not %d", tok_vocab_size(tk), v->n_ids);
+    *secs = cli_now() - t0;
+    return tk;
 }
 
 /* ---------------------------------------------------------------- optimiser */
@@ -189,7 +239,8 @@ static double adamw_step(adamw *o, tm_model *m, const tr_recipe *r, double lr) {
 /* ---------------------------------------------------------------- evaluation */
 
 typedef struct {
-    double loss;
+    double loss;    /* nats per target token (= per byte for the byte models) */
+    double bytes;   /* bpe_merges > 0: bytes covered by the target tokens */
     double *sink;   /* [layers*heads] mean attention on position 0 */
 } eval_result;
 
@@ -204,15 +255,18 @@ static void evaluate(const tm_model *m, tm_acts *a, int B, int T, const corpus *
         mrng = gsl_rng_alloc(gsl_rng_mt19937);
         gsl_rng_set(mrng, seed);
     }
-    double tot = 0, counted = 0;
+    double tot = 0, counted = 0, bytes = 0;
     memset(res->sink, 0, sizeof(double) * (size_t)c->n_layer * c->n_head);
     for (long done = 0; done < nwin;) {
         /* A short last batch is padded with window 0; only real windows are counted. */
         int real = (int)(nwin - done < B ? nwin - done : B);
         for (int b = 0; b < B; b++) {
             long w = b < real ? done + b : 0;
-            size_t start = (size_t)((double)w * (double)(val->len - T) / (double)nwin);
-            if (!mrng) {
+            size_t span = val->ids ? val->n_ids : val->len;
+            size_t start = (size_t)((double)w * (double)(span - T) / (double)nwin);
+            if (val->ids) {
+                make_window_ids(val, start, T, ids + (size_t)b * T, tg + (size_t)b * T);
+            } else if (!mrng) {
                 make_window(val, start, T, ids + (size_t)b * T, tg + (size_t)b * T);
             } else if (b < real) {
                 make_window_bert(val, start, T, mrng, ids + (size_t)b * T, tg + (size_t)b * T);
@@ -225,6 +279,8 @@ static void evaluate(const tm_model *m, tm_acts *a, int B, int T, const corpus *
         const float *rl = tm_acts_rowloss(a);
         for (int i = 0; i < real * T; i++) tot += rl[i];
         for (int i = 0; i < real * T; i++) counted += tg[i] >= 0;
+        if (val->ids)
+            for (int i = 0; i < real * T; i++) bytes += val->id_bytes[tg[i]];
         for (int l = 0; l < c->n_layer; l++) {
             const float *P = tm_acts_attn(a, l);
             for (int h = 0; h < c->n_head; h++) {
@@ -237,6 +293,7 @@ static void evaluate(const tm_model *m, tm_acts *a, int B, int T, const corpus *
         done += real;
     }
     res->loss = mrng ? (counted > 0 ? tot / counted : 0) : tot / ((double)nwin * T);
+    res->bytes = bytes;
     if (mrng) gsl_rng_free(mrng);
     for (int i = 0; i < c->n_layer * c->n_head; i++) res->sink[i] /= (double)nwin * (T - 1);
     free(ids);
@@ -291,14 +348,24 @@ static void write_tsv(const char *dir, const char *file, const char *prov_json, 
 }
 
 static void report(const char *dir, const char *prov_json, const tm_config *c, const eval_result *ev,
-                   double train_loss, long steps, long tokens, long synth_windows, size_t n_params) {
+                   double train_loss, long steps, long tokens, long synth_windows, size_t n_params, long eval_tokens,
+                   const bpe_vocab *bpe) {
     strbuf b = {0};
     sb_printf(&b, "quantity\tlayer\thead\tvalue\n");
     sb_printf(&b, "parameters\t-\t-\t%zu\n", n_params);
     sb_printf(&b, "steps\t-\t-\t%ld\n", steps);
     sb_printf(&b, "train_loss\t-\t-\t%.6f\n", train_loss);
     sb_printf(&b, "val_loss\t-\t-\t%.6f\n", ev->loss);
-    sb_printf(&b, "val_bits_per_byte\t-\t-\t%.6f\n", ev->loss / M_LN2);
+    if (!bpe) {
+        sb_printf(&b, "val_bits_per_byte\t-\t-\t%.6f\n", ev->loss / M_LN2);
+    } else {   /* val_loss is per token; per byte = total nats / bytes covered by the targets */
+        double per_byte = ev->loss * (double)eval_tokens / ev->bytes;
+        sb_printf(&b, "val_bits_per_byte\t-\t-\t%.6f\n", per_byte / M_LN2);
+        sb_printf(&b, "val_nats_per_byte\t-\t-\t%.6f\n", per_byte);
+        sb_printf(&b, "val_bytes_per_token\t-\t-\t%.6f\n", ev->bytes / (double)eval_tokens);
+        sb_printf(&b, "bpe_merges_learned\t-\t-\t%d\n", bpe->n_merges);
+        sb_printf(&b, "vocab\t-\t-\t%d\n", bpe->n_ids);
+    }
     for (int l = 0; l < c->n_layer; l++)
         for (int h = 0; h < c->n_head; h++)
             sb_printf(&b, "sink_mass\t%d\t%d\t%.6f\n", l, h, ev->sink[l * c->n_head + h]);
@@ -337,7 +404,24 @@ int main(int argc, char **argv) {
     corpus tr, val;
     load_corpus(&tr, o.train, T, p);
     load_corpus(&val, o.valid, Te, p);
+    bpe_vocab bpe = {0};
+    char *tok_json;
+    if (r.bpe_merges > 0) {
+        double learn_secs;
+        tok *tk = learn_vocabulary(&r, &tr, o.train, &bpe, &tok_json, &learn_secs);
+        tokenize_corpus(&tr, o.train, T, tk, &bpe);
+        tokenize_corpus(&val, o.valid, Te, tk, &bpe);
+        tok_free(tk);
+        r.m.vocab = bpe.n_ids;
+        fprintf(stderr, "train: %s: %d BPE merges learned (of %ld) in %.2f s, vocabulary %d\n", r.name, bpe.n_merges,
+                r.bpe_merges, learn_secs, bpe.n_ids);
+        fprintf(stderr, "train: %s: training text %zu tokens (%.3f bytes/token), validation text %zu tokens (%.3f bytes/token)\n",
+                r.name, tr.n_ids, (double)tr.len / (double)tr.n_ids, val.n_ids, (double)val.len / (double)val.n_ids);
+    } else {
+        tok_json = tr_tokenizer_json(r.m.family, NULL);
+    }
     tr_recipe_prov(&r, p);
+    if (r.bpe_merges > 0) prov_opt_int(p, "bpe_merges_learned", bpe.n_merges);
     prov_opt_str(p, "profile", o.profile);
     prov_opt_int(p, "steps", steps);
     /* threads is not recorded: it cannot change a bit of any output (docs/TRAIN.md, Determinism) */
@@ -350,7 +434,7 @@ int main(int argc, char **argv) {
     tm_model_randomize(&m, (unsigned long)r.seed);
     tm_acts *a = tm_acts_new(&r.m, B, T), *ae = Te == T ? a : tm_acts_new(&r.m, B, Te);
     adamw opt = {xcalloc(m.n_params, sizeof(float)), xcalloc(m.n_params, sizeof(float)), 0};
-    eval_result ev = {0, xcalloc((size_t)r.m.n_layer * r.m.n_head, sizeof(double))};
+    eval_result ev = {0, 0, xcalloc((size_t)r.m.n_layer * r.m.n_head, sizeof(double))};
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(rng, (unsigned long)r.seed);
     gsl_rng *srng = gsl_rng_alloc(gsl_rng_mt19937);   /* synthetic windows: the text stream stays as without */
@@ -377,7 +461,7 @@ int main(int argc, char **argv) {
             if (o.checkpoints) {
                 char dir[4096];
                 snprintf(dir, sizeof dir, "%s/checkpoints/step-%06ld", o.out, step);
-                tr_save_hf(dir, &r, &m, pj, step);
+                tr_save_hf(dir, &r, &m, pj, step, tok_json);
             }
         }
         if (step == steps) break;
@@ -388,6 +472,11 @@ int main(int argc, char **argv) {
                 tr_synth_window(tr.text, tr.len, start, T, &r.synth, srng, TR_BOS, ids + (size_t)b * T,
                                 tg + (size_t)b * T);
                 synth_windows++;
+                continue;
+            }
+            if (tr.ids) {
+                size_t start = gsl_rng_uniform_int(rng, (unsigned long)(tr.n_ids - (size_t)T));
+                make_window_ids(&tr, start, T, ids + (size_t)b * T, tg + (size_t)b * T);
                 continue;
             }
             size_t start = gsl_rng_uniform_int(rng, (unsigned long)(tr.len - (size_t)T));
@@ -413,12 +502,20 @@ int main(int argc, char **argv) {
     }
     progress_end(&pg);
     double secs = cli_now() - t0;
-    tr_save_hf(o.out, &r, &m, pj, steps);
+    tr_save_hf(o.out, &r, &m, pj, steps, tok_json);
     write_tsv(o.out, "train-log.tsv", pj, &log);
-    report(o.out, pj, &r.m, &ev, last_loss, steps, steps * B * T, synth_windows, m.n_params);
-    fprintf(stderr, "train: %s: %ld steps, %.1f s, %.1f s CPU (%.1f s in updates: %.0f tokens/s), val loss %.4f nats/byte\n",
-            r.name, steps, secs, (double)clock() / CLOCKS_PER_SEC - c0, t_train,
-            t_train > 0 ? (double)steps * B * T / t_train : 0, ev.loss);
+    long eval_tokens = r.eval_windows * Te;
+    report(o.out, pj, &r.m, &ev, last_loss, steps, steps * B * T, synth_windows, m.n_params, eval_tokens,
+           r.bpe_merges > 0 ? &bpe : NULL);
+    if (r.bpe_merges > 0)
+        fprintf(stderr, "train: %s: %ld steps, %.1f s, %.1f s CPU (%.1f s in updates: %.0f tokens/s), val loss %.4f nats/token, "
+                "%.4f nats/byte (%.3f bytes/token)\n", r.name, steps, secs, (double)clock() / CLOCKS_PER_SEC - c0, t_train,
+                t_train > 0 ? (double)steps * B * T / t_train : 0, ev.loss, ev.loss * (double)eval_tokens / ev.bytes,
+                ev.bytes / (double)eval_tokens);
+    else
+        fprintf(stderr, "train: %s: %ld steps, %.1f s, %.1f s CPU (%.1f s in updates: %.0f tokens/s), val loss %.4f nats/byte\n",
+                r.name, steps, secs, (double)clock() / CLOCKS_PER_SEC - c0, t_train,
+                t_train > 0 ? (double)steps * B * T / t_train : 0, ev.loss);
 
     sb_free(&log);
     gsl_rng_free(rng);
@@ -435,5 +532,9 @@ int main(int argc, char **argv) {
     prov_free(p);
     free((void *)tr.text);
     free((void *)val.text);
+    free(tr.ids);
+    free(val.ids);
+    free(tok_json);
+    bpe_vocab_free(&bpe);
     return 0;
 }

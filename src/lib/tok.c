@@ -795,9 +795,7 @@ static const char *base_name(const char *p) {
     return s ? s + 1 : p;
 }
 
-static tok *load_tokenizer_json(const char *path, const char *family, char *err, size_t errlen) {
-    json_t *root = tok_json_load(path, err, errlen);
-    if (!root) return NULL;
+static tok *tokenizer_from_root(json_t *root, const char *path, const char *family, char *err, size_t errlen) {
     tok *t = NULL;
     if (!json_is_object(root)) {
         tok_fail(err, errlen, "%s: not a tokenizer.json object", path);
@@ -816,6 +814,18 @@ static tok *load_tokenizer_json(const char *path, const char *family, char *err,
     }
     json_decref(root);
     return t;
+}
+
+static tok *load_tokenizer_json(const char *path, const char *family, char *err, size_t errlen) {
+    json_t *root = tok_json_load(path, err, errlen);
+    return root ? tokenizer_from_root(root, path, family, err, errlen) : NULL;
+}
+
+tok *tok_load_json_text(const char *json, size_t len, const char *name, char *err, size_t errlen) {
+    json_error_t je;
+    json_t *root = json_loadb(json, len, JSON_DECODE_ANY, &je);
+    if (!root) return tok_fail(err, errlen, "%s: line %d: %s", name, je.line, je.text);
+    return tokenizer_from_root(root, name, NULL, err, errlen);
 }
 
 /* First regular file in dir whose name ends with suffix (sorted by name, deterministic). */

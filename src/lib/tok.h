@@ -13,6 +13,9 @@ typedef struct tok tok;
  * family (gpt2, gpt_neox, llama, qwen2, bert, ...) selects pre-tokenizer and specials when the
  * files leave them open; may be NULL. Returns NULL and fills err on failure. */
 tok *tok_load(const char *path, const char *family, char *err, size_t errlen);
+/* The same from the text of a tokenizer.json held in memory (name: for messages; no
+ * tokenizer_config.json is consulted). */
+tok *tok_load_json_text(const char *json, size_t len, const char *name, char *err, size_t errlen);
 /* Encode UTF-8 text without special tokens. Returns count; *ids is malloc'd. */
 int tok_encode(const tok *t, const char *text, size_t len, int32_t **ids);
 /* Decode one id to its bytes (for sampling output); returns length written (≤ cap). */
@@ -29,6 +32,11 @@ int tok_sep(const tok *t);
 int tok_pad(const tok *t);
 int tok_id(const tok *t, const char *token);  /* id of an exact token string, -1 if none */
 void tok_free(tok *t);
+
+/* GPT-2's pre-tokenizer (HF ByteLevel with use_regex = true: the regex and matching that
+ * tok_encode applies to such a tokenizer.json): calls word() on each pre-token of the text, in
+ * order. Returns 0, or -1 (and calls nothing) when the text is not valid UTF-8. */
+int tok_gpt2_pretokenize(const char *text, size_t len, void (*word)(const char *w, size_t n, void *ctx), void *ctx);
 
 /* SentencePiece-style BPE loaders (tok_spm.c); tok_load dispatches to them for *.bin / *.gguf. */
 tok *tok_load_llama2c(const char *path, char *err, size_t errlen);

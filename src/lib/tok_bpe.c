@@ -290,6 +290,22 @@ static void spm_word_cb(const char *w, size_t n, void *ctx) {
     bpe_word(c->b, c->sc, w, n, c->out);
 }
 
+/* The matches of re in s and the gaps between them, in order, each handed to word(). */
+static void regex_split(const pcre2_code *re, pcre2_match_data *md, const char *s, size_t len,
+                        void (*word)(const char *w, size_t n, void *ctx), void *ctx) {
+    size_t gap = 0, at = 0;
+    while (at < len) {
+        int rc = pcre2_match(re, (PCRE2_SPTR)s, len, at, PCRE2_NO_UTF_CHECK, md, NULL);
+        if (rc < 0) break;
+        PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
+        if (ov[1] == ov[0]) { at = ov[0] + utf8_len((unsigned char)s[ov[0]]); continue; }
+        if (ov[0] > gap) word(s + gap, ov[0] - gap, ctx);
+        word(s + ov[0], ov[1] - ov[0], ctx);
+        gap = at = ov[1];
+    }
+    if (gap < len) word(s + gap, len - gap, ctx);
+}
+
 static void bpe_segment(const tok *t, const char *s, size_t len, int at_start, tok_ivec *out, void *vsc) {
     const bpe *b = t->impl;
     scratch *sc = vsc;
@@ -322,17 +338,8 @@ static void bpe_segment(const tok *t, const char *s, size_t len, int at_start, t
         free(tmp);
         return;
     }
-    size_t gap = 0, at = 0;
-    while (at < len) {
-        int rc = pcre2_match(b->re, (PCRE2_SPTR)s, len, at, PCRE2_NO_UTF_CHECK, sc->md, NULL);
-        if (rc < 0) break;
-        PCRE2_SIZE *ov = pcre2_get_ovector_pointer(sc->md);
-        if (ov[1] == ov[0]) { at = ov[0] + utf8_len((unsigned char)s[ov[0]]); continue; }
-        if (ov[0] > gap) bpe_word(b, sc, s + gap, ov[0] - gap, out);
-        bpe_word(b, sc, s + ov[0], ov[1] - ov[0], out);
-        gap = at = ov[1];
-    }
-    if (gap < len) bpe_word(b, sc, s + gap, len - gap, out);
+    struct word_ctx c = {b, sc, out};
+    regex_split(b->re, sc->md, s, len, spm_word_cb, &c);
     free(tmp);
 }
 
@@ -480,6 +487,18 @@ static int set_regex(bpe *b, const char *pattern, size_t len, uint32_t extra, ch
         return -1;
     }
     pcre2_jit_compile(b->re, PCRE2_JIT_COMPLETE);   /* without JIT the interpreter still works */
+    return 0;
+}
+
+int tok_gpt2_pretokenize(const char *text, size_t len, void (*word)(const char *w, size_t n, void *ctx), void *ctx) {
+    if (tok_utf8_check(text, len) != len) return -1;
+    bpe *b = bpe_new();
+    char err[256];
+    if (set_regex(b, RE_GPT2, strlen(RE_GPT2), 0, err, sizeof err)) die_usage("internal error: %s", err);
+    pcre2_match_data *md = pcre2_match_data_create_from_pattern(b->re, NULL);
+    regex_split(b->re, md, text, len, word, ctx);
+    pcre2_match_data_free(md);
+    bpe_destroy(b);
     return 0;
 }
 
@@ -718,7 +737,8 @@ static int parse_pretok(bpe *b, json_t *p, const char **re_src, int *bytelevel, 
 }
 
 static const char *detect_family(const bpe *b, const char *re_src) {
-    if (!b->re) return "byte";
+    /* attncoda's tokenizers: the byte one, and those train learns (bpe_merges) with the regex */
+    if (!b->re || tok_added_id(&b->c.added, "<|bos|>", 7) >= 0) return "byte";
     if (strstr(re_src, "\\p{N}{1,3}")) return "llama";
     if (strstr(re_src, "\\p{N}|")) return "qwen2";
     return b->c.norm.n == 1 && b->c.norm.step[0] == TN_NFC ? "gpt_neox" : "gpt2";

@@ -88,6 +88,7 @@ static int set_key(tr_recipe *r, const char *path, int ln, const char *k, const 
     DBL("synthetic_rate", r->synth.rate, 0, 0.5)
     INT("synthetic_triggers", r->synth.triggers, 1, 64)
     DBL("rope_ntk_factor", r->rope_ntk_factor, 1, 1e6)
+    LNG("bpe_merges", r->bpe_merges, 0, 32000)
 #undef INT
 #undef LNG
 #undef DBL
@@ -146,6 +147,9 @@ void tr_recipe_load(tr_recipe *r, const char *path) {
     if (m->family < 0) die_data(path, "family missing (gpt2, llama or bert)");
     if (m->family == TM_BERT && r->synthetic_share > 0)
         die_data(path, "synthetic_share is for the causal families, not bert");
+    if (m->family == TM_BERT && r->bpe_merges > 0) die_data(path, "bpe_merges is for the causal families, not bert");
+    if (r->synthetic_share > 0 && r->bpe_merges > 0)
+        die_data(path, "bpe_merges cannot be combined with synthetic_share (the synthetic windows are bytes)");
     if (!m->n_layer || !m->d_model || !m->n_head || !m->d_ff) die_data(path, "layers, d_model, heads and d_ff are required");
     if (!m->n_kv_head) m->n_kv_head = m->n_head;
     if (!m->head_dim) {
@@ -206,6 +210,7 @@ void tr_recipe_prov(const tr_recipe *r, prov *p) {
         prov_opt_dbl(p, "synthetic_rate", r->synth.rate);
         prov_opt_int(p, "synthetic_triggers", r->synth.triggers);
     }
+    if (r->bpe_merges > 0) prov_opt_int(p, "bpe_merges", r->bpe_merges);
 }
 
 /* ---------------------------------------------------------------- Hugging Face directories */
@@ -267,7 +272,37 @@ static json_t *bert_template(void) {
     return t;
 }
 
-char *tr_tokenizer_json(int family) {
+/* A token's bytes in the byte-to-unicode spelling (malloc'd). */
+static char *token_symbols(const char *s, size_t n) {
+    char *out = xmalloc(2 * n + 1), sym[4];
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        byte_symbol((unsigned char)s[i], sym);
+        for (char *c = sym; *c; c++) out[o++] = *c;
+    }
+    out[o] = 0;
+    return out;
+}
+
+/* The learned tokens into vocab, and merges as HF writes them: [["Ġ", "t"], ...] in rank order. */
+static json_t *bpe_merges_json(const bpe_vocab *bpe, json_t *vocab) {
+    for (int id = BPE_FIRST_ID; id < bpe->n_ids; id++) {
+        char *sym = token_symbols(bpe->piece[id], bpe->plen[id]);
+        json_object_set_new(vocab, sym, json_integer(id));
+        free(sym);
+    }
+    json_t *merges = json_array();
+    for (int k = 0; k < bpe->n_merges; k++) {
+        char *a = token_symbols(bpe->piece[bpe->left[k]], bpe->plen[bpe->left[k]]);
+        char *b = token_symbols(bpe->piece[bpe->right[k]], bpe->plen[bpe->right[k]]);
+        json_array_append_new(merges, json_pack("[s,s]", a, b));
+        free(a);
+        free(b);
+    }
+    return merges;
+}
+
+char *tr_tokenizer_json(int family, const bpe_vocab *bpe) {
     json_t *vocab = json_object();
     for (int b = 0; b < 256; b++) {
         char sym[4];
@@ -293,6 +328,11 @@ char *tr_tokenizer_json(int family) {
                           "model", model);
     if (!t) die_usage("internal error: tokenizer.json template");
     if (family == TM_BERT) json_object_set_new(t, "post_processor", bert_template());
+    if (bpe) {
+        json_object_set_new(model, "merges", bpe_merges_json(bpe, vocab));
+        json_object_set_new(json_object_get(t, "pre_tokenizer"), "use_regex", json_true());
+        json_object_set_new(json_object_get(t, "decoder"), "use_regex", json_true());
+    }
     char *s = json_dumps(t, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(t);
     return s;
@@ -366,7 +406,8 @@ static char *join(const char *dir, const char *file) {
 }
 
 /* float weights go out as they are; tensor shapes from the layout table. */
-void tr_save_hf(const char *dir, const tr_recipe *r, const tm_model *m, const char *prov_json, long step) {
+void tr_save_hf(const char *dir, const tr_recipe *r, const tm_model *m, const char *prov_json, long step,
+                const char *tokenizer_json) {
     tr_mkdirs(dir);
     char *p = join(dir, "config.json"), *cj = config_json(r, prov_json, step);
     size_t cl = strlen(cj);
@@ -376,9 +417,7 @@ void tr_save_hf(const char *dir, const tr_recipe *r, const tm_model *m, const ch
     free(cj);
     free(p);
     p = join(dir, "tokenizer.json");
-    char *tj = tr_tokenizer_json(r->m.family);
-    cli_write_bytes(p, tj, strlen(tj));
-    free(tj);
+    cli_write_bytes(p, tokenizer_json, strlen(tokenizer_json));
     free(p);
     st_writer *w = st_write_new();
     for (int i = 0; i < m->nt; i++)

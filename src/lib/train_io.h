@@ -5,6 +5,7 @@
 #define ATTNCODA_TRAIN_IO_H
 #include "train_model.h"
 #include "train_synth.h"
+#include "bpe_learn.h"
 
 #define TR_BOS 256          /* the byte tokenizer's one special id */
 #define TR_VOCAB 257        /* 256 bytes + BOS */
@@ -26,6 +27,7 @@ typedef struct {
     long eval_context;      /* T of the validation windows (default: context) */
     double synthetic_share; /* share of training windows that are synthetic (train_synth.h) */
     tr_synth synth;         /* synthetic_task, synthetic_rate, synthetic_triggers */
+    long bpe_merges;        /* > 0: a BPE vocabulary of at most this many merges learned on the training text */
 } tr_recipe;
 
 /* Parse a recipe file; unknown keys, missing required keys and bad values are data errors
@@ -35,12 +37,15 @@ void tr_recipe_load(tr_recipe *r, const char *path);
 struct prov;
 void tr_recipe_prov(const tr_recipe *r, struct prov *p);
 
-/* Write config.json, tokenizer.json and model.safetensors into dir (created if missing), each
- * through a temporary name. prov_json goes into the safetensors __metadata__ ("provenance")
- * and, with the step, into config.json ("attncoda_provenance", "attncoda_step"). */
-void tr_save_hf(const char *dir, const tr_recipe *r, const tm_model *m, const char *prov_json, long step);
-/* The byte-level tokenizer.json text (malloc'd); bert: with [PAD] [CLS] [SEP] [MASK] and the
- * [CLS] $A [SEP] template. */
-char *tr_tokenizer_json(int family);
+/* Write config.json, tokenizer.json (the text tokenizer_json, from tr_tokenizer_json) and
+ * model.safetensors into dir (created if missing), each through a temporary name. prov_json goes
+ * into the safetensors __metadata__ ("provenance") and, with the step, into config.json
+ * ("attncoda_provenance", "attncoda_step"). */
+void tr_save_hf(const char *dir, const tr_recipe *r, const tm_model *m, const char *prov_json, long step,
+                const char *tokenizer_json);
+/* The tokenizer.json text (malloc'd). bpe NULL: the byte-level one; bert: with [PAD] [CLS] [SEP]
+ * [MASK] and the [CLS] $A [SEP] template. bpe given (causal families): its vocabulary and merges,
+ * pre-tokenized by the ByteLevel regex (use_regex true). */
+char *tr_tokenizer_json(int family, const bpe_vocab *bpe);
 void tr_mkdirs(const char *dir);   /* mkdir -p; dies on failure */
 #endif

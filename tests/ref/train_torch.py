@@ -8,6 +8,13 @@
                                    windows train uses (TSV: quantity layer head value).
   ids VALID_TEXT N T OUT [bert]     Write those validation windows as token-id lines (extract --ids);
                                    bert: [CLS] + T-2 bytes + [SEP], unmasked.
+  check-stream DIR STREAM N        bpe_merges models: the same as check on the validation text's
+                                   token ids STREAM (whitespace-separated, e.g. from npm
+                                   tokenizers): windows BOS + T-1 tokens at evenly spaced token
+                                   offsets; val_loss per token, and val_nats_per_byte = total nats /
+                                   bytes of the target tokens (their tokenizer.json spellings
+                                   mapped back through GPT-2's byte-to-unicode table, built here).
+  ids-stream STREAM N T OUT        Those windows as token-id lines (extract --ids).
   attn DIR IDS H5                  Recompute the attention of the model in DIR on the id lines IDS
                                    and print the largest |difference| of the probabilities from
                                    the attention file H5 (extract's log-probabilities).
@@ -108,7 +115,8 @@ def read_safetensors(path):
 
 
 def windows(text, n, T):
-    """Evenly spaced validation windows, exactly as train's evaluate(): BOS + T-1 bytes, targets."""
+    """Evenly spaced validation windows, exactly as train's evaluate(): BOS + T-1 bytes (or tokens
+    of a token stream), targets."""
     ids, tg = [], []
     for w in range(n):
         s = int(float(w) * float(len(text) - T) / float(n))
@@ -313,18 +321,42 @@ def write_ids(valid, n, T, path, bert=False):
             f.write(" ".join(map(str, row)) + "\n")
 
 
-def check(d, valid, n):
+def read_stream(path):
+    return [int(x) for x in open(path).read().split()]
+
+
+def token_bytes(d):
+    """Bytes per id from tokenizer.json's vocab: each symbol is one byte (GPT-2 bytes_to_unicode:
+    printable Latin-1 as itself, the other 68 bytes in order from U+0100)."""
+    keep = set(range(0x21, 0x7F)) | set(range(0xA1, 0xAD)) | set(range(0xAE, 0x100))
+    symbols = {chr(b) for b in keep} | {chr(0x100 + k) for k in range(256 - len(keep))}
+    vocab = json.load(open(d + "/tokenizer.json", encoding="utf-8"))["model"]["vocab"]
+    out = {}
+    for tok, i in vocab.items():
+        assert all(c in symbols for c in tok), tok
+        out[i] = len(tok)
+    return out
+
+
+def check_stream(d, stream, n):
+    check(d, None, n, read_stream(stream), token_bytes(d))
+
+
+def check(d, valid, n, seq=None, nbytes=None):
     cfg = json.load(open(d + "/config.json"))
     W = read_safetensors(d + "/model.safetensors")
     if cfg["model_type"] == "bert":
         return check_bert(d, cfg, W, valid, n)
     T = cfg.get("n_positions") or cfg["max_position_embeddings"]
-    ids, tg = windows(open(valid, "rb").read(), n, T)
+    ids, tg = windows(open(valid, "rb").read() if seq is None else seq, n, T)
     fwd = gpt2_forward if cfg["model_type"] == "gpt2" else llama_forward
     with torch.no_grad():
         logits, probs = fwd(W, cfg, ids)
         loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]).double(), tg.reshape(-1)).item()
     print("val_loss\t-\t-\t%.6f" % loss)
+    if nbytes is not None:
+        covered = sum(nbytes[t] for t in tg.reshape(-1).tolist())
+        print("val_nats_per_byte\t-\t-\t%.6f" % (loss * tg.numel() / covered))
     # the same without each window's last position (what a tool scoring only ids[1:] sees)
     short = F.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]).double(), tg[:, :-1].reshape(-1)).item()
     print("val_loss_tm1\t-\t-\t%.6f" % short)
@@ -415,6 +447,12 @@ if __name__ == "__main__":
         check(sys.argv[2], sys.argv[3], int(sys.argv[4]))
     elif len(sys.argv) in (6, 7) and sys.argv[1] == "ids":
         write_ids(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6:] == ["bert"])
+    elif len(sys.argv) == 5 and sys.argv[1] == "check-stream":
+        check_stream(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+    elif len(sys.argv) == 6 and sys.argv[1] == "ids-stream":
+        ids, _ = windows(read_stream(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]))
+        with open(sys.argv[5], "w") as f:
+            f.writelines(" ".join(map(str, row)) + "\n" for row in ids.tolist())
     elif len(sys.argv) == 5 and sys.argv[1] == "attn":
         attn(sys.argv[2], sys.argv[3], sys.argv[4])
     elif len(sys.argv) == 5 and sys.argv[1] == "bench":
