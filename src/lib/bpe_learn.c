@@ -7,58 +7,9 @@
 #include "bpe_learn.h"
 #include "cli.h"
 #include "tok.h"
+#include "tok_impl.h"
 #include <stdlib.h>
 #include <string.h>
-
-/* ---------------------------------------------------------------- hash maps */
-
-static uint64_t hash_bytes(const char *s, size_t n) {
-    uint64_t h = 1469598103934665603ull;   /* FNV-1a */
-    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-    return h;
-}
-
-static uint64_t hash_u64(uint64_t k) {
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdull;
-    return k ^ (k >> 33);
-}
-
-/* Open addressing: slot -> index + 1 (0 = empty); the caller compares keys through eq(). */
-typedef struct { uint32_t *slot; size_t cap, n; } index_map;
-
-static void imap_init(index_map *m) {
-    m->cap = 1024;
-    m->n = 0;
-    m->slot = xcalloc(m->cap, sizeof *m->slot);
-}
-
-/* Finds the slot of a key with hash h: returns the stored index, or -1 with *where the empty slot. */
-static long imap_find(const index_map *m, uint64_t h, int (*eq)(const void *ctx, uint32_t idx), const void *ctx,
-                      size_t *where) {
-    size_t j = h & (m->cap - 1);
-    for (; m->slot[j]; j = (j + 1) & (m->cap - 1))
-        if (eq(ctx, m->slot[j] - 1)) return (long)(m->slot[j] - 1);
-    *where = j;
-    return -1;
-}
-
-static void imap_insert(index_map *m, size_t where, uint32_t idx, uint64_t (*rehash)(const void *ctx, uint32_t idx),
-                        const void *ctx) {
-    m->slot[where] = idx + 1;
-    if (++m->n * 2 <= m->cap) return;
-    uint32_t *old = m->slot;
-    size_t oldcap = m->cap;
-    m->cap *= 2;
-    m->slot = xcalloc(m->cap, sizeof *m->slot);
-    for (size_t i = 0; i < oldcap; i++) {
-        if (!old[i]) continue;
-        size_t j = rehash(ctx, old[i] - 1) & (m->cap - 1);
-        while (m->slot[j]) j = (j + 1) & (m->cap - 1);
-        m->slot[j] = old[i];
-    }
-    free(old);
-}
 
 /* ---------------------------------------------------------------- state */
 
@@ -66,8 +17,6 @@ typedef struct {
     int32_t *sym;    /* current symbols */
     uint32_t n;      /* number of symbols */
     int64_t freq;
-    const char *text;   /* the pre-token's bytes (in the input text), for the word map */
-    uint32_t len;
 } word;
 
 typedef struct {
@@ -82,13 +31,13 @@ typedef struct { int64_t count; int32_t a, b; } hent;
 typedef struct {
     word *w;
     size_t nw, capw;
-    index_map wmap;
+    tok_map wmap;       /* pre-token bytes -> word index */
     pair *p;
     size_t np, capp;
-    index_map pmap;
+    tok_map pmap;       /* the 8 bytes of (a, b) -> pair index */
     hent *heap;
     size_t nh, caph;
-    index_map tmap;     /* token bytes -> id, for the one-id-per-string rule */
+    tok_map tmap;       /* token bytes -> id, for the one-id-per-string rule */
     bpe_vocab *v;
     int32_t *stamp;     /* per word: the last merge that rewrote it */
     uint32_t *touched;  /* pairs whose count changed in this merge */
@@ -97,45 +46,17 @@ typedef struct {
     size_t cappstamp;
 } learner;
 
-/* key lookups against the learner's arrays */
-struct wkey { const learner *L; const char *s; size_t n; };
-static int word_eq(const void *ctx, uint32_t i) {
-    const struct wkey *k = ctx;
-    const word *w = &k->L->w[i];
-    return w->len == k->n && !memcmp(w->text, k->s, k->n);
-}
-static uint64_t word_rehash(const void *ctx, uint32_t i) {
-    const learner *L = ctx;
-    return hash_bytes(L->w[i].text, L->w[i].len);
-}
-struct pkey { const learner *L; int32_t a, b; };
-static int pair_eq(const void *ctx, uint32_t i) {
-    const struct pkey *k = ctx;
-    return k->L->p[i].a == k->a && k->L->p[i].b == k->b;
-}
-static uint64_t pair_hash(int32_t a, int32_t b) { return hash_u64(((uint64_t)(uint32_t)a << 32) | (uint32_t)b); }
-static uint64_t pair_rehash(const void *ctx, uint32_t i) {
-    const learner *L = ctx;
-    return pair_hash(L->p[i].a, L->p[i].b);
-}
-struct tkey { const bpe_vocab *v; const char *s; size_t n; };
-static int tok_eq(const void *ctx, uint32_t id) {
-    const struct tkey *k = ctx;
-    return k->v->plen[id] == k->n && !memcmp(k->v->piece[id], k->s, k->n);
-}
-static uint64_t tok_rehash(const void *ctx, uint32_t id) {
-    const learner *L = ctx;
-    return hash_bytes(L->v->piece[id], L->v->plen[id]);
+/* A pair as a tok_map key. */
+static int32_t pair_get(const learner *L, int32_t a, int32_t b) {
+    int32_t key[2] = {a, b};
+    return tok_map_get(&L->pmap, (const char *)key, sizeof key);
 }
 
 /* ---------------------------------------------------------------- counting */
 
 static void count_word(const char *s, size_t n, void *ctx) {
     learner *L = ctx;
-    struct wkey k = {L, s, n};
-    size_t where;
-    uint64_t h = hash_bytes(s, n);
-    long i = imap_find(&L->wmap, h, word_eq, &k, &where);
+    int32_t i = tok_map_get(&L->wmap, s, n);
     if (i >= 0) {
         L->w[i].freq++;
         return;
@@ -143,20 +64,20 @@ static void count_word(const char *s, size_t n, void *ctx) {
     if (L->nw == L->capw) L->w = xrealloc(L->w, (L->capw = L->capw ? 2 * L->capw : 4096) * sizeof *L->w);
     if (n > UINT32_MAX || L->nw >= INT32_MAX) die_usage("bpe_learn: text too large");
     word *w = &L->w[L->nw];
-    *w = (word){xmalloc(n * sizeof(int32_t)), (uint32_t)n, 1, s, (uint32_t)n};
+    *w = (word){xmalloc(n * sizeof(int32_t)), (uint32_t)n, 1};
     for (size_t j = 0; j < n; j++) w->sym[j] = (unsigned char)s[j];
-    imap_insert(&L->wmap, where, (uint32_t)L->nw, word_rehash, L);
+    tok_map_put(&L->wmap, s, n, (int32_t)L->nw);
     L->nw++;
 }
 
 static uint32_t pair_index(learner *L, int32_t a, int32_t b) {
-    struct pkey k = {L, a, b};
-    size_t where;
-    long i = imap_find(&L->pmap, pair_hash(a, b), pair_eq, &k, &where);
+    int32_t i = pair_get(L, a, b);
     if (i >= 0) return (uint32_t)i;
+    if (L->np >= INT32_MAX) die_usage("bpe_learn: too many pairs");
     if (L->np == L->capp) L->p = xrealloc(L->p, (L->capp = L->capp ? 2 * L->capp : 4096) * sizeof *L->p);
     L->p[L->np] = (pair){a, b, 0, NULL, 0, 0};
-    imap_insert(&L->pmap, where, (uint32_t)L->np, pair_rehash, L);
+    int32_t key[2] = {a, b};
+    tok_map_put(&L->pmap, (const char *)key, sizeof key, (int32_t)L->np);
     return (uint32_t)L->np++;
 }
 
@@ -233,9 +154,7 @@ static void push_if_repeated(learner *L, uint32_t pi) {
 static long best_pair(learner *L) {
     while (L->nh) {
         hent e = heap_pop(L);
-        struct pkey k = {L, e.a, e.b};
-        size_t where;
-        long pi = imap_find(&L->pmap, pair_hash(e.a, e.b), pair_eq, &k, &where);
+        long pi = pair_get(L, e.a, e.b);
         if (pi >= 0 && L->p[pi].count == e.count) return pi;
     }
     return -1;
@@ -249,10 +168,7 @@ static int32_t token_for(learner *L, int32_t a, int32_t b) {
     char *s = xmalloc(n);
     memcpy(s, v->piece[a], v->plen[a]);
     memcpy(s + v->plen[a], v->piece[b], v->plen[b]);
-    struct tkey k = {v, s, n};
-    size_t where;
-    uint64_t h = hash_bytes(s, n);
-    long id = imap_find(&L->tmap, h, tok_eq, &k, &where);
+    int32_t id = tok_map_get(&L->tmap, s, n);
     if (id >= 0) {
         free(s);
         return (int32_t)id;
@@ -260,7 +176,7 @@ static int32_t token_for(learner *L, int32_t a, int32_t b) {
     int32_t nid = v->n_ids++;
     v->piece[nid] = s;
     v->plen[nid] = (uint32_t)n;
-    imap_insert(&L->tmap, where, (uint32_t)nid, tok_rehash, L);
+    tok_map_put(&L->tmap, s, n, nid);
     return nid;
 }
 
@@ -316,9 +232,9 @@ int bpe_learn(const char *text, size_t len, int max_merges, bpe_vocab *v) {
     memset(&L, 0, sizeof L);
     memset(v, 0, sizeof *v);
     L.v = v;
-    imap_init(&L.wmap);
-    imap_init(&L.pmap);
-    imap_init(&L.tmap);
+    tok_map_init(&L.wmap, 1024);
+    tok_map_init(&L.pmap, 1024);
+    tok_map_init(&L.tmap, 1024);
     int rc = tok_gpt2_pretokenize(text, len, count_word, &L);
     if (rc == 0) {
         size_t cap = BPE_FIRST_ID + (size_t)max_merges;
@@ -331,10 +247,7 @@ int bpe_learn(const char *text, size_t len, int max_merges, bpe_vocab *v) {
             v->piece[c] = xmalloc(1);
             v->piece[c][0] = (char)c;
             v->plen[c] = 1;
-            size_t where;
-            struct tkey k = {v, v->piece[c], 1};
-            if (imap_find(&L.tmap, hash_bytes(v->piece[c], 1), tok_eq, &k, &where) < 0)
-                imap_insert(&L.tmap, where, (uint32_t)c, tok_rehash, &L);
+            tok_map_put(&L.tmap, v->piece[c], 1, c);
         }
         v->n_ids = BPE_FIRST_ID;
         L.stamp = xmalloc((L.nw ? L.nw : 1) * sizeof *L.stamp);
@@ -354,9 +267,9 @@ int bpe_learn(const char *text, size_t len, int max_merges, bpe_vocab *v) {
     free(L.w);
     free(L.p);
     free(L.heap);
-    free(L.wmap.slot);
-    free(L.pmap.slot);
-    free(L.tmap.slot);
+    tok_map_free(&L.wmap);
+    tok_map_free(&L.pmap);
+    tok_map_free(&L.tmap);
     free(L.stamp);
     free(L.touched);
     free(L.pstamp);
