@@ -347,6 +347,9 @@ static void write_tsv(const char *dir, const char *file, const char *prov_json, 
     sb_free(&b);
 }
 
+/* bpe_merges > 0: the validation loss per byte, total nats over the bytes the targets cover. */
+static double nats_per_byte(const eval_result *ev, long eval_tokens) { return ev->loss * (double)eval_tokens / ev->bytes; }
+
 static void report(const char *dir, const char *prov_json, const tm_config *c, const eval_result *ev,
                    double train_loss, long steps, long tokens, long synth_windows, size_t n_params, long eval_tokens,
                    const bpe_vocab *bpe) {
@@ -359,7 +362,7 @@ static void report(const char *dir, const char *prov_json, const tm_config *c, c
     if (!bpe) {
         sb_printf(&b, "val_bits_per_byte\t-\t-\t%.6f\n", ev->loss / M_LN2);
     } else {   /* val_loss is per token; per byte = total nats / bytes covered by the targets */
-        double per_byte = ev->loss * (double)eval_tokens / ev->bytes;
+        double per_byte = nats_per_byte(ev, eval_tokens);
         sb_printf(&b, "val_bits_per_byte\t-\t-\t%.6f\n", per_byte / M_LN2);
         sb_printf(&b, "val_nats_per_byte\t-\t-\t%.6f\n", per_byte);
         sb_printf(&b, "val_bytes_per_token\t-\t-\t%.6f\n", ev->bytes / (double)eval_tokens);
@@ -507,15 +510,13 @@ int main(int argc, char **argv) {
     long eval_tokens = r.eval_windows * Te;
     report(o.out, pj, &r.m, &ev, last_loss, steps, steps * B * T, synth_windows, m.n_params, eval_tokens,
            r.bpe_merges > 0 ? &bpe : NULL);
+    char units[96] = "nats/byte";
     if (r.bpe_merges > 0)
-        fprintf(stderr, "train: %s: %ld steps, %.1f s, %.1f s CPU (%.1f s in updates: %.0f tokens/s), val loss %.4f nats/token, "
-                "%.4f nats/byte (%.3f bytes/token)\n", r.name, steps, secs, (double)clock() / CLOCKS_PER_SEC - c0, t_train,
-                t_train > 0 ? (double)steps * B * T / t_train : 0, ev.loss, ev.loss * (double)eval_tokens / ev.bytes,
-                ev.bytes / (double)eval_tokens);
-    else
-        fprintf(stderr, "train: %s: %ld steps, %.1f s, %.1f s CPU (%.1f s in updates: %.0f tokens/s), val loss %.4f nats/byte\n",
-                r.name, steps, secs, (double)clock() / CLOCKS_PER_SEC - c0, t_train,
-                t_train > 0 ? (double)steps * B * T / t_train : 0, ev.loss);
+        snprintf(units, sizeof units, "nats/token, %.4f nats/byte (%.3f bytes/token)", nats_per_byte(&ev, eval_tokens),
+                 ev.bytes / (double)eval_tokens);
+    fprintf(stderr, "train: %s: %ld steps, %.1f s, %.1f s CPU (%.1f s in updates: %.0f tokens/s), val loss %.4f %s\n",
+            r.name, steps, secs, (double)clock() / CLOCKS_PER_SEC - c0, t_train,
+            t_train > 0 ? (double)steps * B * T / t_train : 0, ev.loss, units);
 
     sb_free(&log);
     gsl_rng_free(rng);
