@@ -117,6 +117,12 @@ FUZZ_BUILD   := build/fuzz
 FUZZ_SAN     := -fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all
 FUZZ_SRC     := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZERS      := $(patsubst tests/fuzz/%.c,$(FUZZ_BUILD)/bin/%,$(FUZZ_SRC))
+# FUZZ_ONLY="fuzz_gguf fuzz_config" runs only those harnesses (to share a long run across cores).
+FUZZ_BAD     := $(filter-out $(notdir $(FUZZERS)),$(FUZZ_ONLY))
+ifneq ($(FUZZ_BAD),)
+$(error FUZZ_ONLY: no harness named $(FUZZ_BAD); the harnesses are $(notdir $(FUZZERS)))
+endif
+FUZZ_RUN     := $(if $(FUZZ_ONLY),$(addprefix $(FUZZ_BUILD)/bin/,$(FUZZ_ONLY)),$(FUZZERS))
 # Readers that report bad data by exiting (die_*) are resumed by a longjmp, which drops what they
 # held; their leaks would be the harness's, so only the returning readers are leak-checked.
 FUZZ_NOLEAK  := fuzz_attention fuzz_recipe fuzz_ids_mask
@@ -141,15 +147,16 @@ $(FUZZ_BUILD)/bin/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(FUZZ_BUILD)/libattncoda.
 
 fuzz-build: $(FUZZERS)
 
-fuzz: $(FUZZERS)
-	@rm -rf $(FUZZ_BUILD)/seeds && bash tests/fuzz/seeds.sh $(FUZZ_BUILD)/seeds
+fuzz: $(FUZZ_RUN)
 	@set -o pipefail; mkdir -p $(FUZZ_BUILD)/artifacts $(FUZZ_BUILD)/logs; fail=0; \
-	for f in $(FUZZERS); do n=$$(basename $$f); leak=1; \
+	seeds=$$(mktemp -d $(FUZZ_BUILD)/seeds.XXXXXX); trap 'rm -rf "$$seeds"' EXIT; \
+	bash tests/fuzz/seeds.sh $$seeds || exit 1; \
+	for f in $(FUZZ_RUN); do n=$$(basename $$f); leak=1; \
 	    case " $(FUZZ_NOLEAK) " in *" $$n "*) leak=0;; esac; \
 	    mkdir -p $(FUZZ_BUILD)/corpus/$$n; \
 	    if ASAN_OPTIONS=detect_leaks=$$leak $$f -max_total_time=$(FUZZ_SECONDS) -timeout=20 -rss_limit_mb=4096 -close_fd_mask=3 \
 	        -detect_leaks=$$leak -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/artifacts/$$n- \
-	        $(FUZZ_BUILD)/corpus/$$n $(FUZZ_BUILD)/seeds/$$n > $(FUZZ_BUILD)/logs/$$n.log 2>&1; then r=ok; \
+	        $(FUZZ_BUILD)/corpus/$$n $$seeds/$$n > $(FUZZ_BUILD)/logs/$$n.log 2>&1; then r=ok; \
 	    else r=FAILED; fail=1; fi; \
 	    printf '%-16s %-6s %10s runs in %4s s, corpus %s\n' $$n $$r \
 	        "$$(sed -n 's/^stat::number_of_executed_units: *//p' $(FUZZ_BUILD)/logs/$$n.log | tail -1)" \

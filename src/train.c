@@ -34,11 +34,12 @@ static const char *USAGE =
     "rope_ntk_factor s: base rope_theta * s^(head_dim/(head_dim-2))) | alibi | none; default the\n"
     "family's own (gpt2 learned, llama rope). Other values are recorded in config.json as\n"
     "attncoda_position_encoding (docs/TRAIN.md, Position encodings).\n"
-    "bpe_merges = N (1..32000; gpt2 and llama, not with synthetic_share): learn a byte-level BPE\n"
-    "vocabulary on the training text first (GPT-2 pre-tokenizer regex; most frequent adjacent pair,\n"
-    "ties to the smallest (left id, right id); merge k -> id 257 + k; stops early when no pair\n"
-    "occurs twice), save it in every tokenizer.json and train on its tokens: windows are BOS + T-1\n"
-    "tokens; val_loss is then nats per token, report.tsv adds val_nats_per_byte (docs/TRAIN.md).\n"
+    "bpe_merges = N (1..32000; gpt2 and llama): learn a byte-level BPE vocabulary on the training\n"
+    "text first (GPT-2 pre-tokenizer regex; most frequent adjacent pair, ties to the smallest (left\n"
+    "id, right id); merge k -> id 257 + k; stops early when no pair occurs twice), save it in every\n"
+    "tokenizer.json and train on its tokens: windows are BOS + T-1 tokens; val_loss is then nats per\n"
+    "token, report.tsv adds val_nats_per_byte (docs/TRAIN.md). With synthetic_share the carrier is\n"
+    "the token stream and the triggers are the byte tokens 0x80.. (refused if the text has them).\n"
     "family = bert: windows are [CLS] (257), T-2 bytes, [SEP] (258); 15% of the bytes are selected\n"
     "(80% -> [MASK] 259, 10% a random byte, 10% kept; same mt19937), the loss is over those only,\n"
     "and the model is saved as BertForMaskedLM; sink mass is then the mass on [CLS].\n"
@@ -179,6 +180,21 @@ static void tokenize_corpus(corpus *c, const char *path, int T, const tok *tk, c
     }
     c->n_ids = (size_t)n;
     c->id_bytes = v->plen;
+}
+
+/* synthetic_share > 0: a trigger in the training text itself would make the copy rule ambiguous. */
+static void check_no_triggers(const corpus *c, const char *path, const tr_synth *sy) {
+    if (c->ids) {
+        long at = tr_synth_find_trigger(c->ids, c->n_ids, sy);
+        if (at >= 0)
+            die_data(path, "token %ld is id %d, a synthetic trigger (byte tokens 0x80-0x%x are the triggers)", at,
+                     (int)c->ids[at], TR_SYNTH_TRIGGER0 + sy->triggers - 1);
+        return;
+    }
+    for (size_t i = 0; i < c->len; i++)
+        if (c->text[i] >= TR_SYNTH_TRIGGER0 && c->text[i] < TR_SYNTH_TRIGGER0 + sy->triggers)
+            die_data(path, "byte %zu is 0x%02x, a synthetic trigger (bytes 0x80-0x%x are the triggers)", i,
+                     c->text[i], TR_SYNTH_TRIGGER0 + sy->triggers - 1);
 }
 
 /* Learn the merges on the training text, write the tokenizer.json text and read it back;
@@ -415,12 +431,14 @@ int main(int argc, char **argv) {
         tokenize_corpus(&tr, o.train, T, tk, &bpe);
         tokenize_corpus(&val, o.valid, Te, tk, &bpe);
         tok_free(tk);
+        if (r.synthetic_share > 0) check_no_triggers(&tr, o.train, &r.synth);
         r.m.vocab = bpe.n_ids;
         fprintf(stderr, "train: %s: %d BPE merges learned (of %ld) in %.2f s, vocabulary %d\n", r.name, bpe.n_merges,
                 r.bpe_merges, learn_secs, bpe.n_ids);
         fprintf(stderr, "train: %s: training text %zu tokens (%.3f bytes/token), validation text %zu tokens (%.3f bytes/token)\n",
                 r.name, tr.n_ids, (double)tr.len / (double)tr.n_ids, val.n_ids, (double)val.len / (double)val.n_ids);
     } else {
+        if (r.synthetic_share > 0) check_no_triggers(&tr, o.train, &r.synth);
         tok_json = tr_tokenizer_json(r.m.family, NULL);
     }
     tr_recipe_prov(&r, p);
@@ -471,9 +489,15 @@ int main(int argc, char **argv) {
         double ts = cli_now();
         for (int b = 0; b < B; b++) {
             if (r.synthetic_share > 0 && gsl_rng_uniform(srng) < r.synthetic_share) {
-                size_t start = gsl_rng_uniform_int(srng, (unsigned long)(tr.len - (size_t)T));
-                tr_synth_window(tr.text, tr.len, start, T, &r.synth, srng, TR_BOS, ids + (size_t)b * T,
-                                tg + (size_t)b * T);
+                if (tr.ids) {
+                    size_t start = gsl_rng_uniform_int(srng, (unsigned long)(tr.n_ids - (size_t)T));
+                    tr_synth_window_ids(tr.ids, tr.n_ids, start, T, &r.synth, srng, TR_BOS, ids + (size_t)b * T,
+                                        tg + (size_t)b * T);
+                } else {
+                    size_t start = gsl_rng_uniform_int(srng, (unsigned long)(tr.len - (size_t)T));
+                    tr_synth_window(tr.text, tr.len, start, T, &r.synth, srng, TR_BOS, ids + (size_t)b * T,
+                                    tg + (size_t)b * T);
+                }
                 synth_windows++;
                 continue;
             }

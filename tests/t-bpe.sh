@@ -158,6 +158,18 @@ check "two runs give byte-identical output directories" diff -r "$T/bpe-gpt2" "$
 "$TRAIN" --config "$T/g.conf" --out "$T/bpe-gpt2-j2" --train "$T/train.txt" --valid "$T/valid.txt" --threads 2 2>/dev/null ||
     fail "run with 2 threads failed"
 check "a run on 2 threads gives the same bytes" diff -r "$T/bpe-gpt2" "$T/bpe-gpt2-j2"
+
+# ---- synthetic trigger -> copy windows on the token stream (triggers: byte tokens 0x80..)
+{ cat "$T/g.conf"; printf 'synthetic_share = 0.5\nsynthetic_task = recall\n'; } >"$T/gs.conf"
+run --config "$T/gs.conf" --out "$T/bpe-syn" --train "$T/train.txt" --no-checkpoints || fail "BPE synthetic run: $(cat "$T/stderr")"
+run --config "$T/gs.conf" --out "$T/bpe-syn2" --train "$T/train.txt" --no-checkpoints || fail "BPE synthetic rerun"
+nsyn=$(awk -F'\t' '$1=="synthetic_windows"{print $4}' "$T/bpe-syn/report.tsv")
+check "BPE + synthetic_share 0.5: synthetic_windows near half of 128 ($nsyn)" awk -v n="$nsyn" 'BEGIN{exit !(n >= 40 && n <= 88)}'
+check "BPE + synthetic: the same learned vocabulary as without" cmp -s "$T/bpe-syn/tokenizer.json" "$T/bpe-gpt2/tokenizer.json"
+check "BPE + synthetic: provenance records bpe_merges and synthetic_share" bash -c "
+    head -1 '$T/bpe-syn/report.tsv' | grep -q '\"synthetic_share\":0.5' && head -1 '$T/bpe-syn/report.tsv' | grep -q '\"bpe_merges\":256'"
+check "BPE + synthetic: the model differs from the run without" bash -c "! cmp -s '$T/bpe-syn/model.safetensors' '$T/bpe-gpt2/model.safetensors'"
+check "BPE + synthetic: rerun bit-identical" diff -r "$T/bpe-syn" "$T/bpe-syn2"
 check "a byte-level recipe (bpe_merges = 0) records no bpe key" bash -c "
     sed 's/^bpe_merges = .*/bpe_merges = 0/' '$T/g.conf' >'$T/b0.conf' &&
     '$TRAIN' --config '$T/b0.conf' --out '$T/b0' --train '$T/k200.txt' --valid '$T/valid.txt' --steps 0 --no-checkpoints 2>/dev/null &&
@@ -172,8 +184,15 @@ badrecipe() {   # NAME LINE PATTERN
 badrecipe "bpe_merges = -1" "bpe_merges = -1" "^train: $T/bad.conf: line 14: bpe_merges = -1: want a number in \[0, 32000\]$"
 badrecipe "bpe_merges = 40000" "bpe_merges = 40000" "^train: $T/bad.conf: line 14: bpe_merges = 40000: want a number in \[0, 32000\]$"
 badrecipe "bpe_merges = 1.5" "bpe_merges = 1.5" "^train: $T/bad.conf: line 14: bpe_merges = 1.5: want an integer$"
-badrecipe "bpe_merges with synthetic_share" "$(printf 'bpe_merges = 64\nsynthetic_share = 0.1')" \
-    "^train: $T/bad.conf: bpe_merges cannot be combined with synthetic_share"
+printf 'À la carte\n' >"$T/trig.txt"; cat "$T/k200.txt" >>"$T/trig.txt"   # À = C3 80: byte token 0x80, trigger 0
+{ cat "$T/g.conf"; printf 'synthetic_share = 0.1\n'; } >"$T/bad.conf"
+expect_error "BPE synthetic windows on a text whose tokens include a trigger id" 1 \
+    "^train: $T/trig.txt: token [0-9]+ is id 128, a synthetic trigger \(byte tokens 0x80-0x83 are the triggers\)$" "$T/bad-out" \
+    "$TRAIN" --config "$T/bad.conf" --out "$T/bad-out" --train "$T/trig.txt" --valid "$T/valid.txt"
+{ grep -v '^bpe_merges' "$T/g.conf"; printf 'synthetic_share = 0.1\n'; } >"$T/bad.conf"
+expect_error "byte synthetic windows on a text with a trigger byte" 1 \
+    "^train: $T/trig.txt: byte 1 is 0x80, a synthetic trigger \(bytes 0x80-0x83 are the triggers\)$" "$T/bad-out" \
+    "$TRAIN" --config "$T/bad.conf" --out "$T/bad-out" --train "$T/trig.txt" --valid "$T/valid.txt"
 { sed -e 's/gpt2/bert/' "$T/g.conf"; } >"$T/bad.conf"
 expect_error "bpe_merges with family = bert" 1 "^train: $T/bad.conf: bpe_merges is for the causal families, not bert$" "$T/bad-out" \
     "$TRAIN" --config "$T/bad.conf" --out "$T/bad-out" --train "$T/k200.txt" --valid "$T/valid.txt"

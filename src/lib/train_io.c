@@ -148,8 +148,6 @@ void tr_recipe_load(tr_recipe *r, const char *path) {
     if (m->family == TM_BERT && r->synthetic_share > 0)
         die_data(path, "synthetic_share is for the causal families, not bert");
     if (m->family == TM_BERT && r->bpe_merges > 0) die_data(path, "bpe_merges is for the causal families, not bert");
-    if (r->synthetic_share > 0 && r->bpe_merges > 0)
-        die_data(path, "bpe_merges cannot be combined with synthetic_share (the synthetic windows are bytes)");
     if (!m->n_layer || !m->d_model || !m->n_head || !m->d_ff) die_data(path, "layers, d_model, heads and d_ff are required");
     if (!m->n_kv_head) m->n_kv_head = m->n_head;
     if (!m->head_dim) {

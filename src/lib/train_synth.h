@@ -2,7 +2,9 @@
  * synthetic_share). Inspired by Bigram-Backcopy (Guo et al. 2024, arXiv:2410.13835): a task that a
  * head is needed for only at rare trigger tokens, so on ordinary text the head has nothing to do
  * and may park its attention on BOS. Here the carrier is real training text (so the language
- * signal is kept) and the triggers are bytes 0x80.. that never occur in the ASCII corpus. */
+ * signal is kept) and the triggers are bytes 0x80.. that never occur in the ASCII corpus. With a
+ * learned BPE vocabulary the carrier is the token stream and the triggers are the same byte
+ * tokens (ids 0x80.., which an ASCII text never produces), so the copied item is a token. */
 #ifndef ATTNCODA_TRAIN_SYNTH_H
 #define ATTNCODA_TRAIN_SYNTH_H
 #include <gsl/gsl_rng.h>
@@ -10,7 +12,7 @@
 #include <stdint.h>
 
 enum { TR_SYNTH_BACKCOPY = 0, TR_SYNTH_RECALL = 1 };
-#define TR_SYNTH_TRIGGER0 0x80   /* trigger k is byte 0x80 + k */
+#define TR_SYNTH_TRIGGER0 0x80   /* trigger k is byte (or byte token) 0x80 + k */
 
 typedef struct {
     int task;       /* TR_SYNTH_BACKCOPY: the byte after a trigger repeats the byte before it;
@@ -25,4 +27,9 @@ typedef struct {
  * rng only. */
 void tr_synth_window(const unsigned char *text, size_t len, size_t start, int T, const tr_synth *sy,
                      gsl_rng *rng, int32_t bos, int32_t *ids, int32_t *tg);
+/* The same on a token stream: tokens[start..] (start + T <= len) with the triggers inserted. */
+void tr_synth_window_ids(const int32_t *tokens, size_t len, size_t start, int T, const tr_synth *sy,
+                         gsl_rng *rng, int32_t bos, int32_t *ids, int32_t *tg);
+/* The first position of tokens[0..len-1] that holds a trigger id, or -1. */
+long tr_synth_find_trigger(const int32_t *tokens, size_t len, const tr_synth *sy);
 #endif
