@@ -271,7 +271,7 @@ expect_error "extract: rope_theta that is not the NTK-aware base" 1 "^extract: $
 
 # family = bert: a BERT-style masked-LM encoder saved as BertForMaskedLM.
 printf 'family = bert\nlayers = 2\nd_model = 32\nheads = 2\nd_ff = 64\npos = rope\n' >"$T/badb1.conf"
-expect_error "bert with another pos" 1 "^train: $T/badb1.conf: bert is trained with pos = learned only$" - \
+expect_error "bert with another pos" 1 "^train: $T/badb1.conf: bert is trained with pos = learned or sinusoidal only$" - \
     "$TRAIN" --config "$T/badb1.conf" --out "$T/badb1"
 printf 'family = bert\nlayers = 2\nd_model = 32\nheads = 2\nd_ff = 64\nsynthetic_share = 0.5\n' >"$T/badb2.conf"
 expect_error "bert with synthetic windows" 1 "^train: $T/badb2.conf: synthetic_share is for the causal families, not bert$" - \
@@ -350,3 +350,12 @@ assert f.attrs["causal"] == 0 and np.allclose(P.sum(-1), 1, atol=1e-5) and upper
 PY
 check "bert: the extracted attention is bidirectional (causal = 0, mass on later keys)" "$PYTHON" "$T/bidir.py" "$T/b.h5"
 check "bert: checkpoints load too (step 16)" bert_attn "$T/b1/checkpoints/step-000016"
+# pos = sinusoidal on bert: the fixed table is stored as position_embeddings.weight (HF runs it
+# as is); the torch reference recomputes the table and compares it with the stored one.
+{ cat "$T/b.conf"; echo "pos = sinusoidal"; } >"$T/bs.conf"
+run --config "$T/bs.conf" --out "$T/bs1" --steps 16 --no-checkpoints || fail "bert sinusoidal run failed: $(cat "$T/stderr")"
+check "bert pos=sinusoidal: config says so, the table is stored, report = torch forward" bash -c "
+    grep -q '\"attncoda_position_encoding\": \"sinusoidal\"' '$T/bs1/config.json' &&
+    grep -q 'bert.embeddings.position_embeddings.weight' '$T/bs1/model.safetensors'" 
+check "bert pos=sinusoidal: train's report agrees with the torch forward on the recomputed table" agree "$T/bs1"
+check "bert pos=sinusoidal: extract's attention = torch reference (1e-5)" bert_attn "$T/bs1"

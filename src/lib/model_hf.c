@@ -227,7 +227,8 @@ static float *own(hf_ctx *c, size_t n);
  * Hugging Face cannot express on these bodies, named by attncoda_position_encoding: RoPE on GPT-2
  * (rope_theta is the base in use), a learned or sinusoidal table on Llama (the tensor
  * embed_positions.weight), ALiBi and none on either. Sinusoidal on GPT-2 keeps its table in
- * wpe.weight and rope-ntk on Llama its scaled base in rope_theta, so HF reads those two as is. */
+ * wpe.weight (on BERT in position_embeddings.weight) and rope-ntk on Llama its scaled base in
+ * rope_theta, so HF reads those as is. */
 static void parse_trained_pos(hf_ctx *c, model_config *k) {
     json_t *v = json_object_get(c->cfg, "attncoda_position_encoding");
     if (!v) return;
@@ -236,8 +237,13 @@ static void parse_trained_pos(hf_ctx *c, model_config *k) {
         ctx_fail(c, "config.json: 'attncoda_position_encoding' must be one of " POSENC_CHOICES);
         return;
     }
+    if (k->family == FAM_BERT && (pos == POS_LEARNED || pos == POS_SINUSOIDAL)) {
+        k->trained_pos = pos + 1;   /* the table is position_embeddings.weight either way */
+        return;
+    }
     if (k->family != FAM_GPT2 && k->family != FAM_LLAMA) {
-        ctx_fail(c, "config.json: 'attncoda_position_encoding' is only defined for gpt2 and llama");
+        ctx_fail(c, "config.json: 'attncoda_position_encoding' is only defined for gpt2 and llama "
+                    "(and learned or sinusoidal on bert)");
         return;
     }
     k->trained_pos = pos + 1;

@@ -422,7 +422,10 @@ void tr_save_hf(const char *dir, const tr_recipe *r, const tm_model *m, const ch
         st_write_add_f32(w, m->t[i].name, m->w + m->t[i].off, m->t[i].ndim, m->t[i].shape);
     if (m->pos_tab) {   /* the fixed sinusoidal table, where the learned one would be */
         int64_t shape[2] = {m->c.ctx, m->c.d_model};
-        st_write_add_f32(w, m->c.family == TM_GPT2 ? "wpe.weight" : "model.embed_positions.weight", m->pos_tab, 2, shape);
+        const char *name = m->c.family == TM_GPT2   ? "wpe.weight"
+                           : m->c.family == TM_BERT ? "bert.embeddings.position_embeddings.weight"
+                                                    : "model.embed_positions.weight";
+        st_write_add_f32(w, name, m->pos_tab, 2, shape);
     }
     st_write_meta(w, "provenance", prov_json);
     char stepbuf[32];

@@ -46,7 +46,8 @@ const char *TM(tm_config_problem)(const tm_config *c) {
         return "gpt2 needs kv_heads = heads and d_model = heads * head_dim";
     if (c->family == TM_BERT && (c->n_kv_head != c->n_head || c->head_dim * c->n_head != c->d_model))
         return "bert needs kv_heads = heads and d_model = heads * head_dim";
-    if (c->family == TM_BERT && c->pos != POS_LEARNED) return "bert is trained with pos = learned only";
+    if (c->family == TM_BERT && c->pos != POS_LEARNED && c->pos != POS_SINUSOIDAL)
+        return "bert is trained with pos = learned or sinusoidal only";
     if (c->pos < 0 || c->pos >= POS_COUNT) return "unknown position encoding";
     if (c->pos == POS_ROPE_NTK && c->head_dim < 4) return "rope-ntk needs head_dim >= 4";
     return NULL;
@@ -134,7 +135,8 @@ static void layout_bert(tm_model *m) {
     int64_t d = c->d_model, f = c->d_ff;
     char nm[96];
     m->wte = add_tensor(m, "bert.embeddings.word_embeddings.weight", 2, c->vocab, d, TM_T_EMBED);
-    m->wpe = add_tensor(m, "bert.embeddings.position_embeddings.weight", 2, c->ctx, d, TM_T_EMBED);
+    m->wpe = c->pos == POS_LEARNED ? add_tensor(m, "bert.embeddings.position_embeddings.weight", 2, c->ctx, d, TM_T_EMBED)
+                                   : NOFF;
     m->wtype = add_tensor(m, "bert.embeddings.token_type_embeddings.weight", 2, 2, d, TM_T_EMBED);
     m->emb_ln_w = add_tensor(m, "bert.embeddings.LayerNorm.weight", 1, d, 1, TM_T_ONES);
     m->emb_ln_b = add_tensor(m, "bert.embeddings.LayerNorm.bias", 1, d, 1, TM_T_ZEROS);
@@ -646,8 +648,8 @@ static void embed_fwd_bert(const tm_model *m, tm_acts *a, const int32_t *ids) {
     int d = m->c.d_model;
 #pragma omp parallel for schedule(static)
     for (int r = 0; r < a->N; r++) {
-        const treal *e = m->w + m->wte + (size_t)ids[r] * d, *p = m->w + m->wpe + (size_t)(r % a->T) * d,
-                    *ty = m->w + m->wtype;
+        const treal *e = m->w + m->wte + (size_t)ids[r] * d, *ty = m->w + m->wtype;
+        const treal *p = (m->wpe != NOFF ? m->w + m->wpe : m->pos_tab) + (size_t)(r % a->T) * d;
         for (int j = 0; j < d; j++) a->emb[(size_t)r * d + j] = e[j] + p[j] + ty[j];
     }
     norm_fwd(a->N, d, a->emb, m->w + m->emb_ln_w, m->w + m->emb_ln_b, a->la[0].x, a->mue, a->rse, m->c.norm_eps);
@@ -740,11 +742,11 @@ static void backward_bert(tm_model *m, tm_acts *a, const int32_t *ids) {
         size_t j0 = BLOCK_LO(d, b, nb), j1 = BLOCK_LO(d, b + 1, nb);
         for (int r = 0; r < N; r++) {
             const treal *dx = a->dx + (size_t)r * d;
-            treal *ge = m->g + m->wte + (size_t)ids[r] * d, *gp = m->g + m->wpe + (size_t)(r % a->T) * d,
-                  *gt = m->g + m->wtype;
+            treal *ge = m->g + m->wte + (size_t)ids[r] * d, *gt = m->g + m->wtype;
+            treal *gp = m->wpe != NOFF ? m->g + m->wpe + (size_t)(r % a->T) * d : NULL;
             for (size_t j = j0; j < j1; j++) {
                 ge[j] += dx[j];
-                gp[j] += dx[j];
+                if (gp) gp[j] += dx[j];
                 gt[j] += dx[j];
             }
         }

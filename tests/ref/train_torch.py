@@ -138,7 +138,7 @@ def gelu_new(x):
 
 
 def pos_kind(cfg):
-    return cfg.get("attncoda_position_encoding", "learned" if cfg["model_type"] == "gpt2" else "rope")
+    return cfg.get("attncoda_position_encoding", "rope" if cfg["model_type"] == "llama" else "learned")
 
 
 def sinusoid_table(T, d):
@@ -270,7 +270,8 @@ def bert_forward(W, cfg, ids):
     d, H, L, eps = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_hidden_layers"], cfg["layer_norm_eps"]
     B, T = ids.shape
     e = lambda n: W["bert.embeddings." + n]
-    x = e("word_embeddings.weight")[ids] + e("position_embeddings.weight")[:T] + e("token_type_embeddings.weight")[0]
+    x = e("word_embeddings.weight")[ids] + position_add(W, cfg, "bert.embeddings.position_embeddings.weight", T, d)
+    x = x + e("token_type_embeddings.weight")[0]
     x = layer_norm(x, e("LayerNorm.weight"), e("LayerNorm.bias"), eps)
     probs = []
     for l in range(L):

@@ -79,6 +79,6 @@ int main(void) {
     omp_set_num_threads(1);   /* tiny matrices: threads would only add barrier waits */
     int bad = 0;
     for (int pos = 0; pos < POS_COUNT; pos++) bad += check_family(TM_GPT2, pos) + check_family(TM_LLAMA, pos);
-    bad += check_family(TM_BERT, POS_LEARNED);
+    bad += check_family(TM_BERT, POS_LEARNED) + check_family(TM_BERT, POS_SINUSOIDAL);
     return bad ? 1 : 0;
 }
