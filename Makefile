@@ -154,14 +154,15 @@ fuzz: $(FUZZ_RUN)
 	for f in $(FUZZ_RUN); do n=$$(basename $$f); leak=1; \
 	    case " $(FUZZ_NOLEAK) " in *" $$n "*) leak=0;; esac; \
 	    mkdir -p $(FUZZ_BUILD)/corpus/$$n; \
-	    if ASAN_OPTIONS=detect_leaks=$$leak $$f -max_total_time=$(FUZZ_SECONDS) -timeout=20 -rss_limit_mb=4096 -close_fd_mask=3 \
-	        -detect_leaks=$$leak -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/artifacts/$$n- \
-	        $(FUZZ_BUILD)/corpus/$$n $$seeds/$$n > $(FUZZ_BUILD)/logs/$$n.log 2>&1; then r=ok; \
+	    if { TIMEFORMAT='%U %S'; time ASAN_OPTIONS=detect_leaks=$$leak $$f -max_total_time=$(FUZZ_SECONDS) -timeout=20 \
+	        -rss_limit_mb=4096 -close_fd_mask=3 -detect_leaks=$$leak -print_final_stats=1 \
+	        -artifact_prefix=$(FUZZ_BUILD)/artifacts/$$n- $(FUZZ_BUILD)/corpus/$$n $$seeds/$$n \
+	        > $(FUZZ_BUILD)/logs/$$n.log 2>&1; } 2> $(FUZZ_BUILD)/logs/$$n.cpu; then r=ok; \
 	    else r=FAILED; fail=1; fi; \
-	    printf '%-16s %-6s %10s runs in %4s s, corpus %s\n' $$n $$r \
+	    printf '%-16s %-6s %10s runs in %4s s (%s CPU s), corpus %s\n' $$n $$r \
 	        "$$(sed -n 's/^stat::number_of_executed_units: *//p' $(FUZZ_BUILD)/logs/$$n.log | tail -1)" \
 	        "$$(sed -n 's/^stat::.*total_time.*: *//p; s/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' $(FUZZ_BUILD)/logs/$$n.log | tail -1)" \
-	        "$$(ls $(FUZZ_BUILD)/corpus/$$n | wc -l)"; \
+	        "$$(awk '{ printf "%.0f", $$1 + $$2 }' $(FUZZ_BUILD)/logs/$$n.cpu)" "$$(ls $(FUZZ_BUILD)/corpus/$$n | wc -l)"; \
 	    [ $$r = ok ] || grep -E 'ERROR|runtime error|SUMMARY' $(FUZZ_BUILD)/logs/$$n.log | head -5; \
 	done; exit $$fail
 
