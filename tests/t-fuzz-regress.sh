@@ -97,3 +97,12 @@ printf 'In the beginning\n' >"$T/story.txt"
 check "tokenize: a llama2.c tokenizer with empty pieces encodes cleanly" \
     bash -c '"$1" --tokenizer "$2" -o "$3" "$4" 2>"$3.err" && [ -s "$3" ] && [ ! -s "$3.err" ]' _ \
     "$BIN/tokenize" "$R/fuzz_llama2c-empty-pieces.bin" "$T/ep.ids" "$T/story.txt"
+# fuzz_tokenizer: a mutated Unigram tokenizer.json (precompiled charsmap, WhitespaceSplit +
+# Metaspace) looped forever on the harness's text: a charsmap leaf pointing into the middle of a
+# character gave a replacement that is not UTF-8, and the Metaspace split stepped back by
+# utf8proc's error code. Such a leaf no longer matches, and every code-point loop steps forward.
+mkdir -p "$T/ul"; cp "$R/fuzz_tokenizer-loop-unigram.json" "$T/ul/tokenizer.json"
+printf 'In the beginning God created\n\t the heaven <|endoftext|> [CLS] <s> caf\xc3\xa9 \xe4\xb8\xad  x\xef\xac\x81 e\xcc\x81 \xe2\x96\x81\xe2\x96\x81 \xf0\x9f\x98\x8a' >"$T/ul/text.txt"
+check "tokenize --whole: the Unigram tokenizer that looped encodes the fuzz text within 60 s" \
+    bash -c 'timeout 60 "$1" --tokenizer "$2" --family spm --whole -o "$3" "$4" 2>"$3.err" && [ "$(grep -vc "^#" "$3")" -eq 1 ]' _ \
+    "$BIN/tokenize" "$T/ul/tokenizer.json" "$T/ul/ids" "$T/ul/text.txt"

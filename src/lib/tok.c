@@ -124,6 +124,12 @@ size_t tok_utf8_check(const char *s, size_t len) {
     return len;
 }
 
+size_t tok_utf8_next(const char *s, size_t len, size_t i, int32_t *c) {
+    utf8proc_ssize_t n = utf8proc_iterate((const utf8proc_uint8_t *)s + i, (utf8proc_ssize_t)(len - i), c);
+    if (n <= 0) { *c = -1; return i + 1; }
+    return i + (size_t)n;
+}
+
 /* ---------------------------------------------------------------- added tokens */
 
 /* Kept sorted by (first byte, length descending) so the first hit at a position is the longest. */
@@ -389,7 +395,8 @@ static char *norm_cpwise(int step, const char *s, size_t len, size_t *outlen) {
     size_t i = 0;
     while (i < len) {
         int32_t c;
-        i += (size_t)utf8proc_iterate((const utf8proc_uint8_t *)s + i, (utf8proc_ssize_t)(len - i), &c);
+        i = tok_utf8_next(s, len, i, &c);
+        if (c < 0) continue;   /* not UTF-8 (normalizer input is checked): dropped, never looped on */
         switch (step) {
         case TN_LOWER: ob_cp(&b, utf8proc_tolower(c)); break;
         case TN_BERT_CLEAN:
@@ -642,7 +649,7 @@ void tok_metaspace_split(const tok_metaspace *ms, const char *s, size_t len, int
     while (i <= len) {
         int32_t c = 0;
         size_t step = 1;
-        if (i < len) step = (size_t)utf8proc_iterate((const utf8proc_uint8_t *)s + i, (utf8proc_ssize_t)(len - i), &c);
+        if (i < len) step = tok_utf8_next(s, len, i, &c) - i;
         int ws = i == len || tok_is_ws(c);
         if (ws && in_word) metaspace_piece(ms, s + from, i - from, at_start && from == 0, word, ctx);
         if (!ws && !in_word) from = i;

@@ -80,6 +80,9 @@ int tok_common_encode(const tok *t, const char *text, size_t len, int32_t **ids)
 int tok_is_ws(int32_t c);
 /* Offset of the first invalid UTF-8 byte, or len when all is valid. */
 size_t tok_utf8_check(const char *s, size_t len);
+/* The index after the code point at s[i] (i < len), which goes to *c; a byte that does not start
+ * a valid UTF-8 sequence is one step with *c = -1, so every loop over text moves forward. */
+size_t tok_utf8_next(const char *s, size_t len, size_t i, int32_t *c);
 /* Reads a whole JSON file; NULL with err filled on failure. */
 json_t *tok_json_load(const char *path, char *err, size_t errlen);
 /* Family-specific error helper: snprintf into err, return NULL. */

@@ -60,7 +60,8 @@ static int u_has_leaf(uint32_t u) { return (u >> 8) & 1; }
 static uint32_t u_value(uint32_t u) { return u & ((1u << 31) - 1); }
 
 /* The replacement of the shortest key that is a prefix of s[0..n); NULL when none. A trie that
- * points outside itself or its pool just fails to match. */
+ * points outside itself or its pool, or into the middle of a character (the pool is UTF-8 as a
+ * whole, so a string from a character's start to its NUL is UTF-8 too), just fails to match. */
 static const char *lookup(const tok_precompiled *pc, const char *s, size_t n, size_t *outlen) {
     size_t pos = 0;
     if (pc->nunit == 0) return NULL;
@@ -76,7 +77,7 @@ static const char *lookup(const tok_precompiled *pc, const char *s, size_t n, si
         if (pos >= pc->nunit) return NULL;
         if (u_has_leaf(u)) {
             size_t at = u_value(pc->unit[pos]);
-            if (at >= pc->npool) return NULL;
+            if (at >= pc->npool || ((unsigned char)pc->pool[at] & 0xC0) == 0x80) return NULL;
             *outlen = strlen(pc->pool + at);
             return pc->pool + at;
         }
@@ -91,10 +92,7 @@ static void put(buf *b, const char *s, size_t n) {
     b->n += n;
 }
 
-static size_t cp_at(const char *s, size_t len, size_t i, int32_t *c) {
-    utf8proc_ssize_t k = utf8proc_iterate((const utf8proc_uint8_t *)s + i, (utf8proc_ssize_t)(len - i), c);
-    return k > 0 ? (size_t)k : 1;
-}
+static size_t cp_at(const char *s, size_t len, size_t i, int32_t *c) { return tok_utf8_next(s, len, i, c) - i; }
 
 static void one_cluster(const tok_precompiled *pc, const char *g, size_t n, buf *out) {
     size_t rl;

@@ -35,9 +35,7 @@ static int is_punct(int32_t c) {
     }
 }
 
-static size_t next_cp(const char *s, size_t len, size_t i, int32_t *c) {
-    return i + (size_t)utf8proc_iterate((const utf8proc_uint8_t *)s + i, (utf8proc_ssize_t)(len - i), c);
-}
+static size_t next_cp(const char *s, size_t len, size_t i, int32_t *c) { return tok_utf8_next(s, len, i, c); }
 
 /* Greedy longest-match-first over one word of nchars characters. */
 static void wp_word(const wp *w, const char *s, size_t len, size_t nchars, tok_ivec *out) {
