@@ -56,6 +56,11 @@ xcfg bert_pad_outside bert "'pad_token_id' = 1000 is outside the vocabulary \[0,
 mkdir -p "$T/cdir/config.json" && cp "$T/gpt2/model.safetensors" "$T/cdir/"
 expect_error "config.json that is a directory" 1 "config.json: is a directory" "$out" \
     "$BIN/extract" --model "$T/cdir" --ids "$T/ids.txt" "$out"
+# fuzz_config: a config.json that is JSON but not an object ([]) was reported and then loaded on
+# (a NULL safetensors set: UBSan null member access, a crash in the real programs)
+mkdir -p "$T/carr" && cp "$R/fuzz_config-array.json" "$T/carr/config.json" && cp "$T/gpt2/model.safetensors" "$T/carr/"
+expect_error "config.json that is a JSON array" 1 "config.json: not a JSON object$" "$out" \
+    "$BIN/extract" --model "$T/carr" --ids "$T/ids.txt" "$out"
 
 # --- GGUF: a float block count, a NaN token score, token type 262 ---
 expect_error "GGUF block_count 1.75 (F32)" 1 "gguf_block_count_f32.gguf: metadata 'llama.block_count': 1.75 is not an integer" \

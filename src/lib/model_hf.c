@@ -1250,6 +1250,7 @@ static model *load_hf(const char *dir, int with_weights, char *err, size_t errle
     c.cfg = is_dir ? NULL : json_load_file(path, 0, &je);
     if (!json_is_object(c.cfg)) {
         snprintf(err, errlen, "%s: %s", path, is_dir ? "is a directory, expected a JSON file" : c.cfg ? "not a JSON object" : je.text);
+        c.failed = 1;   /* valid JSON that is not an object leaves c.cfg set */
     } else {
         if (add_file(m, path, err, errlen)) c.failed = 1;
         if (!c.failed) parse_config(&c, &m->cfg);
