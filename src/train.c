@@ -192,7 +192,7 @@ static void check_no_triggers(const corpus *c, const char *path, const tr_synth 
         return;
     }
     for (size_t i = 0; i < c->len; i++)
-        if (c->text[i] >= TR_SYNTH_TRIGGER0 && c->text[i] < TR_SYNTH_TRIGGER0 + sy->triggers)
+        if (tr_synth_is_trigger(sy, c->text[i]))
             die_data(path, "byte %zu is 0x%02x, a synthetic trigger (bytes 0x80-0x%x are the triggers)", i,
                      c->text[i], TR_SYNTH_TRIGGER0 + sy->triggers - 1);
 }

@@ -53,8 +53,12 @@ void tr_synth_window_ids(const int32_t *tokens, size_t len, size_t start, int T,
     free(s);
 }
 
+int tr_synth_is_trigger(const tr_synth *sy, int32_t x) {
+    return x >= TR_SYNTH_TRIGGER0 && x < TR_SYNTH_TRIGGER0 + sy->triggers;
+}
+
 long tr_synth_find_trigger(const int32_t *tokens, size_t len, const tr_synth *sy) {
     for (size_t i = 0; i < len; i++)
-        if (tokens[i] >= TR_SYNTH_TRIGGER0 && tokens[i] < TR_SYNTH_TRIGGER0 + sy->triggers) return (long)i;
+        if (tr_synth_is_trigger(sy, tokens[i])) return (long)i;
     return -1;
 }

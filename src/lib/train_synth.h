@@ -30,6 +30,8 @@ void tr_synth_window(const unsigned char *text, size_t len, size_t start, int T,
 /* The same on a token stream: tokens[start..] (start + T <= len) with the triggers inserted. */
 void tr_synth_window_ids(const int32_t *tokens, size_t len, size_t start, int T, const tr_synth *sy,
                          gsl_rng *rng, int32_t bos, int32_t *ids, int32_t *tg);
+/* Whether x (a byte or a token id) is one of the sy->triggers trigger ids. */
+int tr_synth_is_trigger(const tr_synth *sy, int32_t x);
 /* The first position of tokens[0..len-1] that holds a trigger id, or -1. */
 long tr_synth_find_trigger(const int32_t *tokens, size_t len, const tr_synth *sy);
 #endif
