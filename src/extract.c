@@ -241,6 +241,7 @@ static void read_ids(const opts *o, const model *m, batch *b) {
     static char *buf;
     static int *lens;
     static int32_t *all;
+    lens = NULL, all = NULL;   /* not what an earlier call died holding (one process, many calls) */
     buf = cli_slurp_text(o->ids, &len);
     cli_sha256_hex(buf, len, b->sha);
     int cap = 0, nseq = 0;

@@ -62,6 +62,14 @@ mkdir -p "$T/carr" && cp "$R/fuzz_config-array.json" "$T/carr/config.json" && cp
 expect_error "config.json that is a JSON array" 1 "config.json: not a JSON object$" "$out" \
     "$BIN/extract" --model "$T/carr" --ids "$T/ids.txt" "$out"
 
+# fuzz_safetensors: a header whose only key is __metadata__ (no tensor) offset the NULL tensor
+# list (UBSan: applying zero offset to null pointer); it is refused for its uncovered data bytes
+mkdir -p "$T/stmeta" && cp "$T/gpt2/config.json" "$T/stmeta/" &&
+    cp "$R/fuzz_safetensors-metadata-only.safetensors" "$T/stmeta/model.safetensors"
+expect_error "safetensors header with __metadata__ alone" 1 \
+    "model.safetensors: data buffer has 8 bytes, tensors cover 0$" "$out" \
+    "$BIN/extract" --model "$T/stmeta" --ids "$T/ids.txt" "$out"
+
 # --- GGUF: a float block count, a NaN token score, token type 262 ---
 expect_error "GGUF block_count 1.75 (F32)" 1 "gguf_block_count_f32.gguf: metadata 'llama.block_count': 1.75 is not an integer" \
     "$out" "$BIN/extract" --model "$R/gguf_block_count_f32.gguf" --ids "$T/ids.txt" "$out"

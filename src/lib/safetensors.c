@@ -112,11 +112,13 @@ static int cmp_data(const void *a, const void *b) {
     return x->data < y->data ? -1 : x->data > y->data;
 }
 
-/* The reference reader requires the tensors to tile the buffer with no gap or overlap. */
-static int check_tiling(const char *path, st_tensor *t, int n, size_t buflen, const unsigned char *buf,
+/* The reference reader requires the tensors t[first..end-1] to tile the buffer with no gap or
+ * overlap. t is NULL when no file so far had a tensor (a header of __metadata__ alone). */
+static int check_tiling(const char *path, st_tensor *t, int first, int end, size_t buflen, const unsigned char *buf,
                         char *err, size_t errlen) {
+    int n = end - first;
     st_tensor **p = xmalloc(sizeof *p * (size_t)(n ? n : 1));
-    for (int i = 0; i < n; i++) p[i] = &t[i];
+    for (int i = 0; i < n; i++) p[i] = &t[first + i];
     qsort(p, (size_t)n, sizeof *p, cmp_data);
     size_t at = 0;
     int rc = 0;
@@ -175,7 +177,7 @@ static int read_header(st_set *s, int fi, char *err, size_t errlen) {
         push(s, &t);
     }
     json_decref(h);
-    if (!rc) rc = check_tiling(f->path, s->t + first, s->n - first, buflen, buf, err, errlen);
+    if (!rc) rc = check_tiling(f->path, s->t, first, s->n, buflen, buf, err, errlen);
     return rc;
 }
 

@@ -12,9 +12,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     m.cfg.vocab = 512, m.cfg.n_layer = 4, m.cfg.n_head = 4, m.cfg.pad_id = -1, m.cfg.causal = data[0] & 1;
     int mask = data[0] & 2;
     const char *path = fz_file(mask ? "mask.txt" : "ids.txt", data + 1, size - 1);
-    if (setjmp(fz_jump)) return 0;   /* rejected, as the program would exit 1 */
+    fz_track_begin();
+    if (setjmp(fz_jump)) {   /* rejected, as the program would exit 1 */
+        fz_track_end(1);
+        return 0;
+    }
     if (mask) {
         free(read_mask(path, &m.cfg));
+        fz_track_end(0);
         return 0;
     }
     opts o;
@@ -26,5 +31,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     free(b.ids);
     free(b.valid);
     free(b.upstream);
+    fz_track_end(0);
     return 0;
 }
