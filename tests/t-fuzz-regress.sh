@@ -70,6 +70,16 @@ expect_error "safetensors header with __metadata__ alone" 1 \
     "model.safetensors: data buffer has 8 bytes, tensors cover 0$" "$out" \
     "$BIN/extract" --model "$T/stmeta" --ids "$T/ids.txt" "$out"
 
+# fuzz_image: a 1.3 kB PNG declaring a 1.46 GB iTXt chunk made libpng allocate the declared
+# length (1.4 GB resident, 2.9 s); its allocations are now bounded by the file's size
+"$PYTHON" tests/ref/make_tiny_vit.py "$T/vit" >/dev/null || fail "make_tiny_vit"
+mkdir -p "$T/itxt" && cp "$R/fuzz_image-itxt-1.4GB.png" "$T/itxt/x.png"
+expect_error "PNG with a 1.46 GB iTXt chunk declared" 1 "itxt/x.png: bad PNG: file is truncated$" "$out" \
+    /usr/bin/time -f %M -o "$T/itxt.rss" "$BIN/extract" --model "$T/vit" --images "$T/itxt" "$out"
+rss=$(tail -1 "$T/itxt.rss")
+if [ "$rss" -lt 262144 ]; then ok "PNG with a 1.46 GB iTXt chunk: $rss kB resident"
+else fail "PNG with a 1.46 GB iTXt chunk: $rss kB resident (want < 256 MB)"; fi
+
 # --- GGUF: a float block count, a NaN token score, token type 262 ---
 expect_error "GGUF block_count 1.75 (F32)" 1 "gguf_block_count_f32.gguf: metadata 'llama.block_count': 1.75 is not an integer" \
     "$out" "$BIN/extract" --model "$R/gguf_block_count_f32.gguf" --ids "$T/ids.txt" "$out"

@@ -92,6 +92,21 @@ typedef struct {
     jmp_buf jb;
 } png_src;
 
+/* libpng allocates a text or eXIf chunk's declared length before reading it, and neither
+ * png_set_chunk_malloc_max nor Debian's build caps that: a 1.3 kB file declaring a 1.46 GB iTXt
+ * chunk took 1.4 GB and seconds (fuzz_image). No chunk is longer than the file, and libpng's own
+ * buffers (rows of at most 2^20 pixels, zlib state) stay under PNG_ALLOC_SLACK; a larger request
+ * fails, which skips an ancillary chunk with a warning and stops the decode otherwise. */
+enum { PNG_ALLOC_SLACK = 32 << 20 };
+static png_voidp png_alloc_bounded(png_structp png, png_alloc_size_t n) {
+    const png_src *s = png_get_mem_ptr(png);
+    return n > s->len + PNG_ALLOC_SLACK ? NULL : malloc(n);
+}
+static void png_free_mem(png_structp png, png_voidp p) {
+    (void)png;
+    free(p);
+}
+
 static void png_read_mem(png_structp png, png_bytep out, png_size_t n) {
     png_src *s = png_get_io_ptr(png);
     if (n > s->len - s->at) png_error(png, "file is truncated");
@@ -133,7 +148,8 @@ static void png_rows_to_rgb(uint8_t *rgb, const uint8_t *rows, int w, int h, int
 static int decode_png(const char *name, const unsigned char *buf, size_t len, image_rgb *out, char *err,
                       size_t errlen) {
     png_src s = {.buf = buf, .len = len};
-    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &s, png_fail, png_warn);
+    png_structp png = png_create_read_struct_2(PNG_LIBPNG_VER_STRING, &s, png_fail, png_warn, &s, png_alloc_bounded,
+                                               png_free_mem);
     png_infop info = png ? png_create_info_struct(png) : NULL;
     if (!info) {
         png_destroy_read_struct(&png, NULL, NULL);
