@@ -128,6 +128,21 @@ static void cfg_check_model(hf_ctx *c, const model_config *k) {
         ctx_fail(c, "config.json: 'pad_token_id' = %d is outside the vocabulary [0, %d)", k->pad_id, k->vocab);
 }
 
+/* The sizes every family needs. head_dim is also bounded above because the RoPE table (one
+ * correctly rounded power per frequency) is built from the config alone, before any tensor can
+ * contradict it: head_dim 2^30 took minutes there (fuzz_config). Released models use <= 256. */
+#define HF_HEAD_DIM_MAX 16384
+static void cfg_check_sizes(hf_ctx *c, const model_config *k) {
+    if (k->d_model <= 0 || k->n_layer <= 0 || k->n_head <= 0 || k->n_kv_head <= 0 || k->head_dim <= 0 ||
+        k->d_ff <= 0 || k->vocab <= 0 || k->max_pos <= 0 || k->n_head % k->n_kv_head)
+        ctx_fail(c, "config.json: sizes missing or inconsistent (hidden %d, layers %d, heads %d/%d, "
+                    "head_dim %d, ffn %d, vocab %d)", k->d_model, k->n_layer, k->n_head, k->n_kv_head,
+                 k->head_dim, k->d_ff, k->vocab);
+    else if (k->head_dim > HF_HEAD_DIM_MAX)
+        ctx_fail(c, "config.json: head_dim %d (hidden size / heads, or 'head_dim') is above %d", k->head_dim,
+                 HF_HEAD_DIM_MAX);
+}
+
 static const char *cfg_str(json_t *obj, const char *key, const char *def) {
     json_t *v = obj ? json_object_get(obj, key) : NULL;
     return json_is_string(v) ? json_string_value(v) : def;
@@ -473,11 +488,7 @@ static void parse_more(hf_ctx *c, model_config *k) {
             ctx_fail(c, "config.json: pad_token_id %d leaves no positions in %d rows", k->pad_id, rows);
     }
     parse_act(c, act, &k->act);
-    if (k->d_model <= 0 || k->n_layer <= 0 || k->n_head <= 0 || k->n_kv_head <= 0 || k->head_dim <= 0 ||
-        k->d_ff <= 0 || k->vocab <= 0 || k->max_pos <= 0 || k->n_head % k->n_kv_head)
-        ctx_fail(c, "config.json: sizes missing or inconsistent (hidden %d, layers %d, heads %d/%d, "
-                    "head_dim %d, ffn %d, vocab %d)", k->d_model, k->n_layer, k->n_head, k->n_kv_head,
-                 k->head_dim, k->d_ff, k->vocab);
+    cfg_check_sizes(c, k);
     if (rob) {   /* RobertaLMHead applies the erf GELU whatever hidden_act says (§7.3 step 4) */
         k->head_act = ACT_GELU_ERF;
         k->tied_head = more_bool(c, "tie_word_embeddings", 1);
@@ -630,11 +641,7 @@ static void parse_config(hf_ctx *c, model_config *k) {
     parse_act(c, act, &k->act);
     k->head_act = k->act;   /* BertPredictionHeadTransform uses hidden_act */
     cfg_check_model(c, k);
-    if (k->d_model <= 0 || k->n_layer <= 0 || k->n_head <= 0 || k->n_kv_head <= 0 || k->head_dim <= 0 ||
-        k->d_ff <= 0 || k->vocab <= 0 || k->max_pos <= 0 || k->n_head % k->n_kv_head)
-        ctx_fail(c, "config.json: sizes missing or inconsistent (hidden %d, layers %d, heads %d/%d, "
-                    "head_dim %d, ffn %d, vocab %d)", k->d_model, k->n_layer, k->n_head, k->n_kv_head,
-                 k->head_dim, k->d_ff, k->vocab);
+    cfg_check_sizes(c, k);
     if (!c->failed && (k->family == FAM_NEOX || k->family == FAM_LLAMA || k->family == FAM_QWEN2))
         parse_rope(c, k);
     if (!c->failed && k->family == FAM_BERT) parse_encoder_ids(c, k);
