@@ -53,7 +53,7 @@ xcfg layers_true gpt2 "'n_layer' is a boolean, expected a number"
 xcfg eps_negative gpt2 "'layer_norm_epsilon' = -1e-05 must be in \(0, 1\)"
 xcfg heads_not_dividing gpt2 "the hidden size 32 is not a multiple of the head count 5"
 xcfg bert_pad_outside bert "'pad_token_id' = 1000 is outside the vocabulary \[0, 101\)"
-# fuzz_config: head_dim 2^30 built a RoPE table of 2^29 correctly rounded powers (minutes, 2 GB)
+# fuzz_config: head_dim 2^30 built a RoPE table of 2^29 correctly rounded powers (over 20 s, a 2 GB array)
 "$PYTHON" tests/ref/make_tiny.py llama "$T/llama" || fail "make_tiny llama"
 xcfg head_dim_2p30 llama "head_dim 1073741824 \(hidden size / heads, or 'head_dim'\) is above 16384"
 mkdir -p "$T/cdir/config.json" && cp "$T/gpt2/model.safetensors" "$T/cdir/"

@@ -130,7 +130,7 @@ static void cfg_check_model(hf_ctx *c, const model_config *k) {
 
 /* The sizes every family needs. head_dim is also bounded above because the RoPE table (one
  * correctly rounded power per frequency) is built from the config alone, before any tensor can
- * contradict it: head_dim 2^30 took minutes there (fuzz_config). Released models use <= 256. */
+ * contradict it: head_dim 2^30 ran past 20 s there (fuzz_config). Released models use <= 256. */
 #define HF_HEAD_DIM_MAX 16384
 static void cfg_check_sizes(hf_ctx *c, const model_config *k) {
     if (k->d_model <= 0 || k->n_layer <= 0 || k->n_head <= 0 || k->n_kv_head <= 0 || k->head_dim <= 0 ||
