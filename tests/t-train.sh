@@ -85,6 +85,10 @@ check "synthetic_windows near half of 320 ($nsyn)" awk -v n="$nsyn" 'BEGIN{exit 
 check "synthetic recipe recorded in provenance" bash -c "head -1 '$T/s1/report.tsv' | grep -q '\"synthetic_share\":0.5' &&
     head -1 '$T/s1/report.tsv' | grep -q '\"synthetic_task\":\"recall\"' && head -1 '$T/s1/report.tsv' | grep -q '\"eval_context\":32'"
 check "synthetic rerun is bit-identical" cmp -s "$T/s1/model.safetensors" "$T/s2/model.safetensors"
+{ cat "$T/g.conf"; printf 'synthetic_share = 0.5\nsynthetic_task = mixed\nsynthetic_triggers = 6\n'; } >"$T/sm.conf"
+run --config "$T/sm.conf" --out "$T/sm" --no-checkpoints || fail "mixed synthetic run failed: $(cat "$T/stderr")"
+check "synthetic_task = mixed recorded in provenance and trains other weights than recall" bash -c "
+    head -1 '$T/sm/report.tsv' | grep -q '\"synthetic_task\":\"mixed\"' && ! cmp -s '$T/s1/model.safetensors' '$T/sm/model.safetensors'"
 check "recipes without the new keys record none of them" bash -c "! head -1 '$T/g1/report.tsv' | grep -q 'synthetic\|eval_context'"
 
 # Determinism: same options and threads -> identical bytes.

@@ -105,7 +105,8 @@ static int set_key(tr_recipe *r, const char *path, int ln, const char *k, const 
     if (!strcmp(k, "synthetic_task")) {
         if (!strcmp(v, "backcopy")) r->synth.task = TR_SYNTH_BACKCOPY;
         else if (!strcmp(v, "recall")) r->synth.task = TR_SYNTH_RECALL;
-        else die_data(path, "line %d: synthetic_task = %s: want backcopy or recall", ln, v);
+        else if (!strcmp(v, "mixed")) r->synth.task = TR_SYNTH_MIXED;
+        else die_data(path, "line %d: synthetic_task = %s: want backcopy, recall or mixed", ln, v);
         return 1;
     }
     if (!strcmp(k, "pos")) {
@@ -204,7 +205,7 @@ void tr_recipe_prov(const tr_recipe *r, prov *p) {
     if (m->pos == POS_ROPE_NTK) prov_opt_dbl(p, "rope_ntk_factor", r->rope_ntk_factor);
     if (r->synthetic_share > 0) {
         prov_opt_dbl(p, "synthetic_share", r->synthetic_share);
-        prov_opt_str(p, "synthetic_task", r->synth.task == TR_SYNTH_RECALL ? "recall" : "backcopy");
+        prov_opt_str(p, "synthetic_task", tr_synth_task_name(r->synth.task));
         prov_opt_dbl(p, "synthetic_rate", r->synth.rate);
         prov_opt_int(p, "synthetic_triggers", r->synth.triggers);
     }

@@ -3,6 +3,23 @@
 #include "cli.h"
 #include <stdlib.h>
 
+const char *tr_synth_task_name(int task) {
+    return task == TR_SYNTH_MIXED ? "mixed" : task == TR_SYNTH_RECALL ? "recall" : "backcopy";
+}
+
+int tr_synth_rule(const tr_synth *sy, int k) {
+    return sy->task == TR_SYNTH_MIXED ? k % 3 : sy->task == TR_SYNTH_RECALL ? TR_RULE_AFTER : -1;
+}
+
+/* The item a recall rule copies for a trigger at i whose previous trigger of the same kind is at
+ * j (j < 0: none), or -1 when there is none to copy (the text's next item is taken instead). */
+static int32_t recalled(const int32_t *s, int i, int j, int rule) {
+    if (j < 0) return -1;
+    if (rule == TR_RULE_BEFORE) return s[j - 1];
+    if (rule == TR_RULE_AFTER2) return j + 2 < i ? s[j + 2] : -1;
+    return s[j + 1];
+}
+
 /* Fill s[0..n-1]: source tokens src[start..], and at each position i >= 1 with probability rate
  * (and room for the copy) a trigger followed by the token the task asks for. */
 static void synth_stream(const int32_t *src, size_t len, size_t start, int n, const tr_synth *sy, gsl_rng *rng,
@@ -14,9 +31,8 @@ static void synth_stream(const int32_t *src, size_t len, size_t start, int n, co
         if (i >= 1 && i + 1 < n && gsl_rng_uniform(rng) < sy->rate) {
             int k = (int)gsl_rng_uniform_int(rng, (unsigned long)sy->triggers);
             s[i] = TR_SYNTH_TRIGGER0 + k;
-            int32_t copy;
-            if (sy->task == TR_SYNTH_BACKCOPY) copy = s[i - 1];
-            else copy = last[k] >= 0 ? s[last[k]] : src[at < len ? at++ : len - 1];
+            int32_t copy = sy->task == TR_SYNTH_BACKCOPY ? s[i - 1] : recalled(s, i, last[k] - 1, tr_synth_rule(sy, k));
+            if (copy < 0) copy = src[at < len ? at++ : len - 1];
             s[i + 1] = copy;
             last[k] = i + 1;
             i += 2;

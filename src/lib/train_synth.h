@@ -11,13 +11,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { TR_SYNTH_BACKCOPY = 0, TR_SYNTH_RECALL = 1 };
+enum { TR_SYNTH_BACKCOPY = 0, TR_SYNTH_RECALL = 1, TR_SYNTH_MIXED = 2 };
+/* What a recall trigger of kind k copies, relative to the previous trigger of kind k at j: the
+ * item at j + 1 (after), j - 1 (before) or j + 2 (after2). Each needs its own attention pattern in
+ * a layer >= 1 (key = the previous item, the item itself, the item two back), so the mixed task
+ * asks for three sometimes-needed heads where recall asks for one. */
+enum { TR_RULE_AFTER = 0, TR_RULE_BEFORE = 1, TR_RULE_AFTER2 = 2 };
 #define TR_SYNTH_TRIGGER0 0x80   /* trigger k is byte (or byte token) 0x80 + k */
 
 typedef struct {
     int task;       /* TR_SYNTH_BACKCOPY: the byte after a trigger repeats the byte before it;
                      * TR_SYNTH_RECALL: it repeats the byte that followed the previous trigger of
-                     * the same kind in the window (first occurrence: the text's next byte) */
+                     * the same kind in the window (first occurrence: the text's next byte);
+                     * TR_SYNTH_MIXED: trigger k follows rule k % 3 (TR_RULE_*), the text's next
+                     * byte where the rule has nothing to copy */
     double rate;    /* probability that a position becomes a trigger */
     int triggers;   /* number of trigger kinds, 1..64 */
 } tr_synth;
@@ -30,6 +37,10 @@ void tr_synth_window(const unsigned char *text, size_t len, size_t start, int T,
 /* The same on a token stream: tokens[start..] (start + T <= len) with the triggers inserted. */
 void tr_synth_window_ids(const int32_t *tokens, size_t len, size_t start, int T, const tr_synth *sy,
                          gsl_rng *rng, int32_t bos, int32_t *ids, int32_t *tg);
+/* "backcopy", "recall" or "mixed": the recipe's spelling. */
+const char *tr_synth_task_name(int task);
+/* The TR_RULE_* of trigger kind k under sy's task; -1 for backcopy. */
+int tr_synth_rule(const tr_synth *sy, int k);
 /* Whether x (a byte or a token id) is one of the sy->triggers trigger ids. */
 int tr_synth_is_trigger(const tr_synth *sy, int32_t x);
 /* The first position of tokens[0..len-1] that holds a trigger id, or -1. */

@@ -24,7 +24,7 @@ static void check_task(const unsigned char *text, const int32_t *tokens, size_t 
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(rng, 7);
     int32_t ids[T], tg[T];
-    long trig = 0, pos = 0, layout_ok = 1, copy_ok = 1, text_ok = 1, recalls = 0;
+    long trig = 0, pos = 0, layout_ok = 1, copy_ok = 1, text_ok = 1, recalls = 0, by_rule[3] = {0, 0, 0};
     for (int w = 0; w < NWIN; w++) {
         size_t start = gsl_rng_uniform_int(rng, (unsigned long)(len - T));
         if (tokens) tr_synth_window_ids(tokens, len, start, T, &sy, rng, BOS, ids, tg);
@@ -39,11 +39,15 @@ static void check_task(const unsigned char *text, const int32_t *tokens, size_t 
                 int k = tg[t] - TR_SYNTH_TRIGGER0;
                 trig++;
                 if (t == 0 || t + 1 >= T) { copy_ok = 0; continue; }
-                int32_t want = task == TR_SYNTH_BACKCOPY ? tg[t - 1] : last[k] >= 0 ? tg[last[k]] : SRC(src);
-                if (task == TR_SYNTH_RECALL && last[k] >= 0) recalls++;
+                /* last[k]: the previous trigger of kind k; mixed: kind k follows rule k % 3 */
+                int rule = task == TR_SYNTH_MIXED ? k % 3 : 0, j = last[k];
+                int has = task != TR_SYNTH_BACKCOPY && j >= 0 && (rule != 2 || j + 2 < t);
+                int32_t want = task == TR_SYNTH_BACKCOPY ? tg[t - 1]
+                               : !has ? SRC(src) : tg[rule == 1 ? j - 1 : rule == 2 ? j + 2 : j + 1];
+                if (has) recalls++, by_rule[rule]++;
                 if (tg[t + 1] != want) copy_ok = 0;
-                if (task == TR_SYNTH_RECALL && last[k] < 0) src++;
-                last[k] = t + 1;
+                if (task != TR_SYNTH_BACKCOPY && !has) src++;
+                last[k] = t;
                 t++;
                 pos++;
             } else {
@@ -65,8 +69,11 @@ static void check_task(const unsigned char *text, const int32_t *tokens, size_t 
     /* a position is a trigger with p = 0.05 unless the one before was: share ~ 0.05 / 1.05 */
     snprintf(name, sizeof name, "%s, task %d: trigger share %.4f near 0.0476", kind, task, share);
     CHECK(name, share > 0.043 && share < 0.052);
-    snprintf(name, sizeof name, "%s, recall: repeated triggers occur", kind);
-    if (task == TR_SYNTH_RECALL) CHECK(name, recalls > 1000);
+    snprintf(name, sizeof name, "%s, task %d: repeated triggers occur", kind, task);
+    if (task != TR_SYNTH_BACKCOPY) CHECK(name, recalls > 1000);
+    snprintf(name, sizeof name, "%s, mixed: every rule copies (after %ld, before %ld, after2 %ld)", kind,
+             by_rule[0], by_rule[1], by_rule[2]);
+    if (task == TR_SYNTH_MIXED) CHECK(name, by_rule[0] > 300 && by_rule[1] > 300 && by_rule[2] > 300);
 }
 
 int main(void) {
@@ -75,6 +82,7 @@ int main(void) {
     for (size_t i = 0; i < len; i++) text[i] = (unsigned char)('a' + (i * 7 + i / 13) % 26);
     check_task(text, NULL, len, TR_SYNTH_BACKCOPY);
     check_task(text, NULL, len, TR_SYNTH_RECALL);
+    check_task(text, NULL, len, TR_SYNTH_MIXED);
     /* a BPE stream: ids 257.. (learned tokens) and ASCII bytes, never a trigger id */
     int32_t *tokens = xmalloc(sizeof(int32_t) * len), *bytes = xmalloc(sizeof(int32_t) * len);
     for (size_t i = 0; i < len; i++) {
@@ -83,6 +91,7 @@ int main(void) {
     }
     check_task(NULL, tokens, len, TR_SYNTH_BACKCOPY);
     check_task(NULL, tokens, len, TR_SYNTH_RECALL);
+    check_task(NULL, tokens, len, TR_SYNTH_MIXED);
     tr_synth tsy = {TR_SYNTH_RECALL, 0.05, 4};
     CHECK("a stream without triggers: none found", tr_synth_find_trigger(tokens, len, &tsy) == -1);
     tokens[777] = TR_SYNTH_TRIGGER0 + 3;
@@ -109,6 +118,6 @@ int main(void) {
     free(text);
     free(tokens);
     free(bytes);
-    printf("1..%d\n", 23);
+    printf("1..%d\n", 35);
     return failures != 0;
 }
