@@ -72,6 +72,8 @@ printf 'family = gpt2\nlayers = 2\nd_model = 32\nheads = 2\nd_ff = 64\nsynthetic
 expect_error "unknown synthetic_task" 1 "^train: $T/bad3.conf: line 6: synthetic_task = copy" - "$TRAIN" --config "$T/bad3.conf" --out "$T/bad3"
 printf 'family = gpt2\nlayers = 2\nd_model = 32\nheads = 2\nd_ff = 64\ncontext = 64\neval_context = 65\n' >"$T/bad4.conf"
 expect_error "eval_context above context" 1 "^train: $T/bad4.conf: eval_context = 65" - "$TRAIN" --config "$T/bad4.conf" --out "$T/bad4"
+printf 'family = gpt2\nlayers = 2\nd_model = 32\nheads = 2\nd_ff = 64\nsynthetic_rules = 7\n' >"$T/bad6.conf"
+expect_error "synthetic_rules above 6" 1 "^train: $T/bad6.conf: line 6: synthetic_rules" - "$TRAIN" --config "$T/bad6.conf" --out "$T/bad6"
 printf 'family = gpt2\nlayers = 2\nd_model = 32\nheads = 2\nd_ff = 64\nsynthetic_share = 1.5\n' >"$T/bad5.conf"
 expect_error "synthetic_share above 1" 1 "^train: $T/bad5.conf: line 6: synthetic_share" - "$TRAIN" --config "$T/bad5.conf" --out "$T/bad5"
 
@@ -85,10 +87,10 @@ check "synthetic_windows near half of 320 ($nsyn)" awk -v n="$nsyn" 'BEGIN{exit 
 check "synthetic recipe recorded in provenance" bash -c "head -1 '$T/s1/report.tsv' | grep -q '\"synthetic_share\":0.5' &&
     head -1 '$T/s1/report.tsv' | grep -q '\"synthetic_task\":\"recall\"' && head -1 '$T/s1/report.tsv' | grep -q '\"eval_context\":32'"
 check "synthetic rerun is bit-identical" cmp -s "$T/s1/model.safetensors" "$T/s2/model.safetensors"
-{ cat "$T/g.conf"; printf 'synthetic_share = 0.5\nsynthetic_task = mixed\nsynthetic_triggers = 6\n'; } >"$T/sm.conf"
+{ cat "$T/g.conf"; printf 'synthetic_share = 0.5\nsynthetic_task = mixed\nsynthetic_triggers = 6\nsynthetic_rules = 6\n'; } >"$T/sm.conf"
 run --config "$T/sm.conf" --out "$T/sm" --no-checkpoints || fail "mixed synthetic run failed: $(cat "$T/stderr")"
 check "synthetic_task = mixed recorded in provenance and trains other weights than recall" bash -c "
-    head -1 '$T/sm/report.tsv' | grep -q '\"synthetic_task\":\"mixed\"' && ! cmp -s '$T/s1/model.safetensors' '$T/sm/model.safetensors'"
+    head -1 '$T/sm/report.tsv' | grep -q '\"synthetic_rules\":6,.*\"synthetic_task\":\"mixed\"' && ! cmp -s '$T/s1/model.safetensors' '$T/sm/model.safetensors'"
 check "recipes without the new keys record none of them" bash -c "! head -1 '$T/g1/report.tsv' | grep -q 'synthetic\|eval_context'"
 
 # Determinism: same options and threads -> identical bytes.

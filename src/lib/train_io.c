@@ -53,7 +53,7 @@ static void recipe_defaults(tr_recipe *r) {
     r->batch = 16;
     r->seed = 1;
     r->eval_windows = 64;
-    r->synth = (tr_synth){TR_SYNTH_BACKCOPY, 0.05, 4};
+    r->synth = (tr_synth){TR_SYNTH_BACKCOPY, 0.05, 4, 3};
 }
 
 static int set_key(tr_recipe *r, const char *path, int ln, const char *k, const char *v) {
@@ -87,6 +87,7 @@ static int set_key(tr_recipe *r, const char *path, int ln, const char *k, const 
     DBL("synthetic_share", r->synthetic_share, 0, 1)
     DBL("synthetic_rate", r->synth.rate, 0, 0.5)
     INT("synthetic_triggers", r->synth.triggers, 1, 64)
+    INT("synthetic_rules", r->synth.rules, 1, TR_SYNTH_MAX_RULES)
     DBL("rope_ntk_factor", r->rope_ntk_factor, 1, 1e6)
     LNG("bpe_merges", r->bpe_merges, 0, 32000)
 #undef INT
@@ -208,6 +209,7 @@ void tr_recipe_prov(const tr_recipe *r, prov *p) {
         prov_opt_str(p, "synthetic_task", tr_synth_task_name(r->synth.task));
         prov_opt_dbl(p, "synthetic_rate", r->synth.rate);
         prov_opt_int(p, "synthetic_triggers", r->synth.triggers);
+        if (r->synth.task == TR_SYNTH_MIXED) prov_opt_int(p, "synthetic_rules", r->synth.rules);
     }
     if (r->bpe_merges > 0) prov_opt_int(p, "bpe_merges", r->bpe_merges);
 }

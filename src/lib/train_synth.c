@@ -8,16 +8,19 @@ const char *tr_synth_task_name(int task) {
 }
 
 int tr_synth_rule(const tr_synth *sy, int k) {
-    return sy->task == TR_SYNTH_MIXED ? k % 3 : sy->task == TR_SYNTH_RECALL ? TR_RULE_AFTER : -1;
+    return sy->task == TR_SYNTH_MIXED ? k % sy->rules : sy->task == TR_SYNTH_RECALL ? 0 : -1;
+}
+
+int tr_synth_offset(int rule) {
+    return rule % 2 ? -(rule + 1) / 2 : rule / 2 + 1;     /* +1, -1, +2, -2, +3, -3 */
 }
 
 /* The item a recall rule copies for a trigger at i whose previous trigger of the same kind is at
- * j (j < 0: none), or -1 when there is none to copy (the text's next item is taken instead). */
+ * j (j < 0: none), or -1 when the rule's item is not in the stream (before 0, or not yet before
+ * i): the text's next item is taken instead. */
 static int32_t recalled(const int32_t *s, int i, int j, int rule) {
-    if (j < 0) return -1;
-    if (rule == TR_RULE_BEFORE) return s[j - 1];
-    if (rule == TR_RULE_AFTER2) return j + 2 < i ? s[j + 2] : -1;
-    return s[j + 1];
+    int at = j + tr_synth_offset(rule);
+    return j >= 0 && at >= 0 && at < i ? s[at] : -1;
 }
 
 /* Fill s[0..n-1]: source tokens src[start..], and at each position i >= 1 with probability rate
