@@ -104,11 +104,9 @@ static int set_key(tr_recipe *r, const char *path, int ln, const char *k, const 
         return 1;
     }
     if (!strcmp(k, "synthetic_task")) {
-        if (!strcmp(v, "backcopy")) r->synth.task = TR_SYNTH_BACKCOPY;
-        else if (!strcmp(v, "recall")) r->synth.task = TR_SYNTH_RECALL;
-        else if (!strcmp(v, "mixed")) r->synth.task = TR_SYNTH_MIXED;
-        else die_data(path, "line %d: synthetic_task = %s: want backcopy, recall or mixed", ln, v);
-        return 1;
+        for (int task = TR_SYNTH_BACKCOPY; task <= TR_SYNTH_MIXED; task++)
+            if (!strcmp(v, tr_synth_task_name(task))) return r->synth.task = task, 1;
+        die_data(path, "line %d: synthetic_task = %s: want backcopy, recall or mixed", ln, v);
     }
     if (!strcmp(k, "pos")) {
         m->pos = posenc_parse(v);

@@ -7,11 +7,11 @@ const char *tr_synth_task_name(int task) {
     return task == TR_SYNTH_MIXED ? "mixed" : task == TR_SYNTH_RECALL ? "recall" : "backcopy";
 }
 
-int tr_synth_rule(const tr_synth *sy, int k) {
+static int synth_rule(const tr_synth *sy, int k) {
     return sy->task == TR_SYNTH_MIXED ? k % sy->rules : sy->task == TR_SYNTH_RECALL ? 0 : -1;
 }
 
-int tr_synth_offset(int rule) {
+static int rule_offset(int rule) {
     return rule % 2 ? -(rule + 1) / 2 : rule / 2 + 1;     /* +1, -1, +2, -2, +3, -3 */
 }
 
@@ -19,7 +19,7 @@ int tr_synth_offset(int rule) {
  * j (j < 0: none), or -1 when the rule's item is not in the stream (before 0, or not yet before
  * i): the text's next item is taken instead. */
 static int32_t recalled(const int32_t *s, int i, int j, int rule) {
-    int at = j + tr_synth_offset(rule);
+    int at = j + rule_offset(rule);
     return j >= 0 && at >= 0 && at < i ? s[at] : -1;
 }
 
@@ -27,17 +27,17 @@ static int32_t recalled(const int32_t *s, int i, int j, int rule) {
  * (and room for the copy) a trigger followed by the token the task asks for. */
 static void synth_stream(const int32_t *src, size_t len, size_t start, int n, const tr_synth *sy, gsl_rng *rng,
                          int32_t *s) {
-    int last[64];                       /* position after the latest trigger of each kind, or -1 */
+    int last[64];                       /* position of the latest trigger of each kind, or -1 */
     for (int k = 0; k < 64; k++) last[k] = -1;
     size_t at = start;
     for (int i = 0; i < n;) {
         if (i >= 1 && i + 1 < n && gsl_rng_uniform(rng) < sy->rate) {
             int k = (int)gsl_rng_uniform_int(rng, (unsigned long)sy->triggers);
             s[i] = TR_SYNTH_TRIGGER0 + k;
-            int32_t copy = sy->task == TR_SYNTH_BACKCOPY ? s[i - 1] : recalled(s, i, last[k] - 1, tr_synth_rule(sy, k));
+            int32_t copy = sy->task == TR_SYNTH_BACKCOPY ? s[i - 1] : recalled(s, i, last[k], synth_rule(sy, k));
             if (copy < 0) copy = src[at < len ? at++ : len - 1];
             s[i + 1] = copy;
-            last[k] = i + 1;
+            last[k] = i;
             i += 2;
         } else {
             s[i++] = src[at < len ? at++ : len - 1];

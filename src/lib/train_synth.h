@@ -13,19 +13,18 @@
 
 enum { TR_SYNTH_BACKCOPY = 0, TR_SYNTH_RECALL = 1, TR_SYNTH_MIXED = 2 };
 /* What a recall trigger of kind k copies, relative to the previous trigger of kind k at j: the
- * item at j + tr_synth_offset(rule), rule = k % rules: j + 1 (recall's rule), j - 1, j + 2, j - 2,
+ * item at j + offset, offset by rule = k % rules: j + 1 (recall's rule), j - 1, j + 2, j - 2,
  * j + 3, j - 3. Each needs its own attention pattern in a layer >= 1 (its key carries the item
  * that offset away), so the mixed task asks for `rules` sometimes-needed heads where recall asks
  * for one. */
 enum { TR_SYNTH_MAX_RULES = 6 };
-int tr_synth_offset(int rule);
 #define TR_SYNTH_TRIGGER0 0x80   /* trigger k is byte (or byte token) 0x80 + k */
 
 typedef struct {
     int task;       /* TR_SYNTH_BACKCOPY: the byte after a trigger repeats the byte before it;
                      * TR_SYNTH_RECALL: it repeats the byte that followed the previous trigger of
                      * the same kind in the window (first occurrence: the text's next byte);
-                     * TR_SYNTH_MIXED: trigger k follows rule k % rules (tr_synth_offset), the
+                     * TR_SYNTH_MIXED: trigger k follows rule k % rules (above), the
                      * text's next byte where the rule has nothing to copy */
     double rate;    /* probability that a position becomes a trigger */
     int triggers;   /* number of trigger kinds, 1..64 */
@@ -42,8 +41,6 @@ void tr_synth_window_ids(const int32_t *tokens, size_t len, size_t start, int T,
                          gsl_rng *rng, int32_t bos, int32_t *ids, int32_t *tg);
 /* "backcopy", "recall" or "mixed": the recipe's spelling. */
 const char *tr_synth_task_name(int task);
-/* The rule of trigger kind k under sy's task (recall: 0); -1 for backcopy. */
-int tr_synth_rule(const tr_synth *sy, int k);
 /* Whether x (a byte or a token id) is one of the sy->triggers trigger ids. */
 int tr_synth_is_trigger(const tr_synth *sy, int32_t x);
 /* The first position of tokens[0..len-1] that holds a trigger id, or -1. */
