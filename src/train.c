@@ -402,6 +402,36 @@ static void report(const char *dir, const char *prov_json, const tm_config *c, c
     sb_free(&b);
 }
 
+/* One update's windows: Bn windows of Tn tokens into ids/tg; returns how many were synthetic. */
+static long fill_batch(const tr_recipe *r, const corpus *tr, int Bn, int Tn, gsl_rng *rng, gsl_rng *srng, int32_t *ids,
+                       int32_t *tg) {
+    long n_synth = 0;
+    for (int b = 0; b < Bn; b++) {
+        if (r->synthetic_share > 0 && gsl_rng_uniform(srng) < r->synthetic_share) {
+            if (tr->ids) {
+                size_t start = gsl_rng_uniform_int(srng, (unsigned long)(tr->n_ids - (size_t)Tn));
+                tr_synth_window_ids(tr->ids, tr->n_ids, start, Tn, &r->synth, srng, TR_BOS, ids + (size_t)b * Tn,
+                                    tg + (size_t)b * Tn);
+            } else {
+                size_t start = gsl_rng_uniform_int(srng, (unsigned long)(tr->len - (size_t)Tn));
+                tr_synth_window(tr->text, tr->len, start, Tn, &r->synth, srng, TR_BOS, ids + (size_t)b * Tn,
+                                tg + (size_t)b * Tn);
+            }
+            n_synth++;
+            continue;
+        }
+        if (tr->ids) {
+            size_t start = gsl_rng_uniform_int(rng, (unsigned long)(tr->n_ids - (size_t)Tn));
+            make_window_ids(tr, start, Tn, ids + (size_t)b * Tn, tg + (size_t)b * Tn);
+            continue;
+        }
+        size_t start = gsl_rng_uniform_int(rng, (unsigned long)(tr->len - (size_t)Tn));
+        if (r->m.family == TM_BERT) make_window_bert(tr, start, Tn, rng, ids + (size_t)b * Tn, tg + (size_t)b * Tn);
+        else make_window(tr, start, Tn, ids + (size_t)b * Tn, tg + (size_t)b * Tn);
+    }
+    return n_synth;
+}
+
 /* ---------------------------------------------------------------- main */
 
 int main(int argc, char **argv) {
@@ -454,6 +484,9 @@ int main(int argc, char **argv) {
     tm_model_init(&m, &r.m);
     tm_model_randomize(&m, (unsigned long)r.seed);
     tm_acts *a = tm_acts_new(&r.m, B, T), *ae = Te == T ? a : tm_acts_new(&r.m, B, Te);
+    int Ts = r.short_context ? (int)r.short_context : T, Bs = (int)((long)B * T / Ts);
+    long short_steps = r.short_context ? lround(r.short_context_share * (double)steps) : 0;
+    tm_acts *as = r.short_context ? tm_acts_new(&r.m, Bs, Ts) : a;
     adamw opt = {xcalloc(m.n_params, sizeof(float)), xcalloc(m.n_params, sizeof(float)), 0};
     eval_result ev = {0, 0, xcalloc((size_t)r.m.n_layer * r.m.n_head, sizeof(double))};
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
@@ -487,32 +520,12 @@ int main(int argc, char **argv) {
         }
         if (step == steps) break;
         double ts = cli_now();
-        for (int b = 0; b < B; b++) {
-            if (r.synthetic_share > 0 && gsl_rng_uniform(srng) < r.synthetic_share) {
-                if (tr.ids) {
-                    size_t start = gsl_rng_uniform_int(srng, (unsigned long)(tr.n_ids - (size_t)T));
-                    tr_synth_window_ids(tr.ids, tr.n_ids, start, T, &r.synth, srng, TR_BOS, ids + (size_t)b * T,
-                                        tg + (size_t)b * T);
-                } else {
-                    size_t start = gsl_rng_uniform_int(srng, (unsigned long)(tr.len - (size_t)T));
-                    tr_synth_window(tr.text, tr.len, start, T, &r.synth, srng, TR_BOS, ids + (size_t)b * T,
-                                    tg + (size_t)b * T);
-                }
-                synth_windows++;
-                continue;
-            }
-            if (tr.ids) {
-                size_t start = gsl_rng_uniform_int(rng, (unsigned long)(tr.n_ids - (size_t)T));
-                make_window_ids(&tr, start, T, ids + (size_t)b * T, tg + (size_t)b * T);
-                continue;
-            }
-            size_t start = gsl_rng_uniform_int(rng, (unsigned long)(tr.len - (size_t)T));
-            if (r.m.family == TM_BERT) make_window_bert(&tr, start, T, rng, ids + (size_t)b * T, tg + (size_t)b * T);
-            else make_window(&tr, start, T, ids + (size_t)b * T, tg + (size_t)b * T);
-        }
-        double loss = tm_forward(&m, a, ids, tg);
+        /* the short phase keeps the tokens per update: B·T/Ts windows of Ts tokens */
+        int short_phase = step < short_steps, Bn = short_phase ? Bs : B, Tn = short_phase ? Ts : T;
+        synth_windows += fill_batch(&r, &tr, Bn, Tn, rng, srng, ids, tg);
+        double loss = tm_forward(&m, short_phase ? as : a, ids, tg);
         memset(m.g, 0, m.n_params * sizeof *m.g);
-        tm_backward(&m, a, ids, tg);
+        tm_backward(&m, short_phase ? as : a, ids, tg);
         double lr = lr_at(&r, step, steps);
         adamw_step(&opt, &m, &r, lr);
         t_train += cli_now() - ts;
@@ -551,6 +564,7 @@ int main(int argc, char **argv) {
     free(opt.m);
     free(opt.v);
     if (ae != a) tm_acts_free(ae);
+    if (as != a) tm_acts_free(as);
     tm_acts_free(a);
     tm_model_free(&m);
     free(pj);

@@ -91,7 +91,34 @@ check "synthetic rerun is bit-identical" cmp -s "$T/s1/model.safetensors" "$T/s2
 run --config "$T/sm.conf" --out "$T/sm" --no-checkpoints || fail "mixed synthetic run failed: $(cat "$T/stderr")"
 check "synthetic_task = mixed recorded in provenance and trains other weights than recall" bash -c "
     head -1 '$T/sm/report.tsv' | grep -q '\"synthetic_rules\":6,.*\"synthetic_task\":\"mixed\"' && ! cmp -s '$T/s1/model.safetensors' '$T/sm/model.safetensors'"
-check "recipes without the new keys record none of them" bash -c "! head -1 '$T/g1/report.tsv' | grep -q 'synthetic\|eval_context'"
+check "recipes without the new keys record none of them" bash -c "! head -1 '$T/g1/report.tsv' | grep -q 'synthetic\|eval_context\|short_context'"
+
+# short_context: the first share of the updates on windows of 16 tokens (4x as many). With share 0
+# the run is g1's; with share 1 no window reaches positions 16..63, so Adam never moves those rows
+# of wpe from their initial values (embeddings are not decayed).
+printf 'family = gpt2\nlayers = 2\nd_model = 32\nheads = 2\nd_ff = 64\ncontext = 64\nshort_context = 24\n' >"$T/bad7.conf"
+expect_error "short_context not a divisor of context" 1 "^train: $T/bad7.conf: short_context = 24" - "$TRAIN" --config "$T/bad7.conf" --out "$T/bad7"
+{ cat "$T/g.conf"; printf 'short_context = 16\nshort_context_share = 0\n'; } >"$T/sc0.conf"
+run --config "$T/sc0.conf" --out "$T/sc0" --no-checkpoints || fail "short_context run failed: $(cat "$T/stderr")"
+check "short_context_share = 0 trains exactly as without short_context" bash -c "
+    diff <(grep -v '^#' '$T/g1/train-log.tsv') <(grep -v '^#' '$T/sc0/train-log.tsv') >/dev/null &&
+    head -1 '$T/sc0/report.tsv' | grep -q '\"short_context\":16,\"short_context_share\":0'"
+{ cat "$T/g.conf"; printf 'short_context = 16\nshort_context_share = 1\n'; } >"$T/sc1.conf"
+run --config "$T/sc1.conf" --out "$T/sc1" || fail "short_context run failed: $(cat "$T/stderr")"
+cat >"$T/wpe.py" <<'PY'
+import json, struct, sys
+def wpe(path):
+    raw = open(path, "rb").read()
+    n = struct.unpack("<Q", raw[:8])[0]
+    a, b = json.loads(raw[8:8 + n])["wpe.weight"]["data_offsets"]
+    return struct.unpack("<%df" % ((b - a) // 4), raw[8 + n + a:8 + n + b])
+w0, w1 = wpe(sys.argv[1]), wpe(sys.argv[2])
+d = 32
+moved = [any(w0[t * d + j] != w1[t * d + j] for j in range(d)) for t in range(64)]
+print(sum(moved[:16]), sum(moved[16:]))
+PY
+check "short_context_share = 1: wpe rows 0..15 trained, rows 16..63 untouched" bash -c "
+    [ \"\$('$PYTHON' '$T/wpe.py' '$T/sc1/checkpoints/step-000000/model.safetensors' '$T/sc1/model.safetensors')\" = '16 0' ]"
 
 # Determinism: same options and threads -> identical bytes.
 run --config "$T/g.conf" --out "$T/g2" >/dev/null

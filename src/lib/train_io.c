@@ -53,6 +53,7 @@ static void recipe_defaults(tr_recipe *r) {
     r->batch = 16;
     r->seed = 1;
     r->eval_windows = 64;
+    r->short_context_share = 0.5;
     r->synth = (tr_synth){TR_SYNTH_BACKCOPY, 0.05, 4, 3};
 }
 
@@ -84,6 +85,8 @@ static int set_key(tr_recipe *r, const char *path, int ln, const char *k, const 
     LNG("seed", r->seed, 0, 4294967295L)
     LNG("eval_windows", r->eval_windows, 1, 100000)
     LNG("eval_context", r->eval_context, 2, 4096)
+    LNG("short_context", r->short_context, 4, 4096)
+    DBL("short_context_share", r->short_context_share, 0, 1)
     DBL("synthetic_share", r->synthetic_share, 0, 1)
     DBL("synthetic_rate", r->synth.rate, 0, 0.5)
     INT("synthetic_triggers", r->synth.triggers, 1, 64)
@@ -156,6 +159,8 @@ void tr_recipe_load(tr_recipe *r, const char *path) {
     }
     if (!r->eval_context) r->eval_context = m->ctx;
     if (r->eval_context > m->ctx) die_data(path, "eval_context = %ld is larger than context = %d", r->eval_context, m->ctx);
+    if (r->short_context && (r->short_context >= m->ctx || m->ctx % r->short_context))
+        die_data(path, "short_context = %ld: want a divisor of context = %d below it", r->short_context, m->ctx);
     if (m->pos < 0) m->pos = m->family == TM_LLAMA ? POS_ROPE : POS_LEARNED;
     if (m->pos == POS_ROPE_NTK && r->rope_ntk_factor == 0) die_data(path, "pos = rope-ntk needs rope_ntk_factor");
     if (m->pos != POS_ROPE_NTK && r->rope_ntk_factor != 0)
@@ -200,6 +205,10 @@ void tr_recipe_prov(const tr_recipe *r, prov *p) {
     prov_opt_int(p, "eval_windows", r->eval_windows);
     /* Recorded only where they differ from the defaults, so that older recipes keep their bytes. */
     if (r->eval_context != m->ctx) prov_opt_int(p, "eval_context", r->eval_context);
+    if (r->short_context) {
+        prov_opt_int(p, "short_context", r->short_context);
+        prov_opt_dbl(p, "short_context_share", r->short_context_share);
+    }
     if (m->pos != (m->family == TM_LLAMA ? POS_ROPE : POS_LEARNED)) prov_opt_str(p, "pos", posenc_name(m->pos));
     if (m->pos == POS_ROPE_NTK) prov_opt_dbl(p, "rope_ntk_factor", r->rope_ntk_factor);
     if (r->synthetic_share > 0) {

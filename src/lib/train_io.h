@@ -25,6 +25,9 @@ typedef struct {
     double lr, min_lr_ratio, warmup, weight_decay, beta1, beta2, adam_eps, grad_clip;
     long batch, steps_full, steps_quick, seed, eval_windows;
     long eval_context;      /* T of the validation windows (default: context) */
+    long short_context;     /* > 0: the first short_context_share of the updates use windows of this many
+                             * tokens, context / short_context times as many (BERT's 128-then-512) */
+    double short_context_share;
     double synthetic_share; /* share of training windows that are synthetic (train_synth.h) */
     tr_synth synth;         /* synthetic_task, synthetic_rate, synthetic_triggers */
     long bpe_merges;        /* > 0: a BPE vocabulary of at most this many merges learned on the training text */
