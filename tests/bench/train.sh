@@ -3,19 +3,22 @@
 # batch (tests/ref/train_torch.py bench: autograd + AdamW, same thread count), the model GFLOP/s
 # that rate means, and the machine's single-thread SGEMM rate (NumPy's OpenBLAS) as the anchor.
 # Shapes: the pipeline's trained recipes (configs/kjv-*.conf with family gpt2/llama, or
-# TRAIN_BENCH_CONFS), each also at context 512 (batch 4, the same 2,048 tokens per update).
+# TRAIN_BENCH_CONFS) and the sink study's BPE shape (tests/bench/train-bpe.conf: trial t32 of
+# docs/TRAIN.md, 2,048 merges, context 512), each also at context 512 (batch 4, the same 2,048
+# tokens per update). A BPE recipe learns its vocabulary from the bench text; PyTorch is given the
+# vocabulary train ended with.
 # Prints figures, asserts nothing.
 set -u
 BIN=${BIN:-bin}; PYTHON=${PYTHON:-/usr/bin/python3}
 STEPS=${TRAIN_BENCH_STEPS:-20}
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
 bible -f gen1:1-gen50:26 | sed 's/^[^ ]* //' >"$T/text.txt"
-confs=${TRAIN_BENCH_CONFS:-$(grep -l -E '^family *= *(gpt2|llama)' configs/kjv-*.conf | grep -v kjv-pos-)}
+confs=${TRAIN_BENCH_CONFS:-$(grep -l -E '^family *= *(gpt2|llama)' configs/kjv-*.conf | grep -v kjv-pos-) tests/bench/train-bpe.conf}
 key() { sed -n "s/^$2[[:space:]]*=[[:space:]]*//p" "$1"; }
 # Training FLOPs per token: 6 N (N = parameters of the matrices, the output layer included) plus
 # 12 L T d for the attention scores and their use (Chowdhery et al. 2022, PaLM, appendix B).
-flops_per_token() {
-    local L d ff V=257 Tc fam
+flops_per_token() {   # CONF V
+    local L d ff V=$2 Tc fam
     L=$(key "$1" layers) d=$(key "$1" d_model) ff=$(key "$1" d_ff) Tc=$(key "$1" context) fam=$(key "$1" family)
     awk -v L="$L" -v d="$d" -v ff="$ff" -v V="$V" -v T="$Tc" -v fam="$fam" 'BEGIN {
         per = 4 * d * d + (fam == "llama" ? 3 : 2) * d * ff
@@ -32,14 +35,17 @@ printf '%-22s %7s %14s %14s %8s %9s\n' model threads attncoda_tok/s torch_tok/s 
 for conf in $confs; do
     name=$(basename "$conf" .conf)
     sed -e 's/^context[[:space:]]*=.*/context = 512/' -e 's/^batch[[:space:]]*=.*/batch = 4/' "$conf" >"$T/$name-T512.conf"
-    for c in "$conf" "$T/$name-T512.conf"; do
+    variants=$conf
+    cmp -s "$conf" "$T/$name-T512.conf" || variants="$conf $T/$name-T512.conf"
+    for c in $variants; do
         label=$(basename "$c" .conf)
-        fpt=$(flops_per_token "$c")
         for th in 1 2; do
             "$BIN/train" --config "$c" --out "$T/out" --steps "$STEPS" --threads "$th" --no-checkpoints \
                 --train "$T/text.txt" --valid "$T/text.txt" 2>"$T/err" >/dev/null
             ours=$(sed -n 's/.*in updates: \([0-9]*\) tokens\/s.*/\1/p' "$T/err")
-            theirs=$("$PYTHON" tests/ref/train_torch.py bench "$c" "$STEPS" "$th" 2>/dev/null)
+            V=$(sed -n 's/.*"vocab_size": *\([0-9]*\).*/\1/p' "$T/out/config.json" 2>/dev/null | head -1)
+            fpt=$(flops_per_token "$c" "${V:-257}")
+            theirs=$("$PYTHON" tests/ref/train_torch.py bench "$c" "$STEPS" "$th" "${V:-257}" 2>/dev/null)
             awk -v l="$label" -v th="$th" -v o="${ours:-0}" -v t="${theirs:-0}" -v f="$fpt" 'BEGIN {
                 printf "%-22s %7s %14s %14s %8s %9.1f\n", l, th, o ? o : "?", t ? t : "?",
                        (o && t) ? sprintf("%.2f", o / t) : "?", o * f / 1e9 }'

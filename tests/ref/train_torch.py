@@ -30,8 +30,8 @@ family = bert (BertForMaskedLM, HF modeling_bert.py): check regenerates train's 
 windows with its own MT19937 (GSL's mt19937: init_genrand seeding, 0 -> 4357; gsl_rng_uniform =
 word / 2^32; gsl_rng_uniform_int by division with rejection) and BERT's 15 % / 80-10-10 rule, and
 scores the masked positions only.
-  bench CONF STEPS THREADS         Train the recipe's model with torch autograd + AdamW on the
-                                   same batch shape and print tokens/s.
+  bench CONF STEPS THREADS [V]     Train the recipe's model with torch autograd + AdamW on the
+                                   same batch shape and print tokens/s (V: vocabulary, 257).
 """
 import json, math, struct, sys, time
 import numpy as np
@@ -390,12 +390,13 @@ def recipe(path):
     return r
 
 
-def bench(conf, steps, threads):
+def bench(conf, steps, threads, V=257):
+    """V: the vocabulary bin/train ended with (a bpe_merges recipe learns it from the text)."""
     torch.set_num_threads(threads)
     torch.manual_seed(1)
     r = recipe(conf)
     L, d, H, ff = int(r["layers"]), int(r["d_model"]), int(r["heads"]), int(r["d_ff"])
-    KV, B, T, V = int(r.get("kv_heads", H)), int(r.get("batch", 16)), int(r.get("context", 128)), 257
+    KV, B, T = int(r.get("kv_heads", H)), int(r.get("batch", 16)), int(r.get("context", 128))
     hd = d // H
     g = lambda *s: torch.nn.Parameter(torch.randn(*s) * 0.02)
     if r["family"] == "gpt2":
@@ -428,8 +429,8 @@ def bench(conf, steps, threads):
                "hidden_size": d, "rope_theta": 10000.0}
         fwd = llama_forward
     opt = torch.optim.AdamW(W.values(), lr=1e-3, betas=(0.9, 0.95), weight_decay=0.1)
-    ids = torch.randint(0, 256, (B, T))
-    tg = torch.randint(0, 256, (B, T))
+    ids = torch.randint(0, V, (B, T))
+    tg = torch.randint(0, V, (B, T))
     for i in range(steps + 2):
         if i == 2:
             t0 = time.time()   # two warm-up steps
@@ -456,7 +457,7 @@ if __name__ == "__main__":
             f.writelines(" ".join(map(str, row)) + "\n" for row in ids.tolist())
     elif len(sys.argv) == 5 and sys.argv[1] == "attn":
         attn(sys.argv[2], sys.argv[3], sys.argv[4])
-    elif len(sys.argv) == 5 and sys.argv[1] == "bench":
-        bench(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+    elif len(sys.argv) in (5, 6) and sys.argv[1] == "bench":
+        bench(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), *map(int, sys.argv[5:]))
     else:
         sys.exit(__doc__)
