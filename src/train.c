@@ -408,28 +408,20 @@ static void report(const char *dir, const char *prov_json, const tm_config *c, c
 static long fill_batch(const tr_recipe *r, const corpus *tr, int Bn, int Tn, gsl_rng *rng, gsl_rng *srng, int32_t *ids,
                        int32_t *tg) {
     long n_synth = 0;
+    size_t n = tr->ids ? tr->n_ids : tr->len;
     for (int b = 0; b < Bn; b++) {
+        int32_t *wi = ids + (size_t)b * Tn, *wt = tg + (size_t)b * Tn;
         if (r->synthetic_share > 0 && gsl_rng_uniform(srng) < r->synthetic_share) {
-            if (tr->ids) {
-                size_t start = gsl_rng_uniform_int(srng, (unsigned long)(tr->n_ids - (size_t)Tn));
-                tr_synth_window_ids(tr->ids, tr->n_ids, start, Tn, &r->synth, srng, TR_BOS, ids + (size_t)b * Tn,
-                                    tg + (size_t)b * Tn);
-            } else {
-                size_t start = gsl_rng_uniform_int(srng, (unsigned long)(tr->len - (size_t)Tn));
-                tr_synth_window(tr->text, tr->len, start, Tn, &r->synth, srng, TR_BOS, ids + (size_t)b * Tn,
-                                tg + (size_t)b * Tn);
-            }
+            size_t start = gsl_rng_uniform_int(srng, (unsigned long)(n - (size_t)Tn));
+            if (tr->ids) tr_synth_window_ids(tr->ids, n, start, Tn, &r->synth, srng, TR_BOS, wi, wt);
+            else tr_synth_window(tr->text, n, start, Tn, &r->synth, srng, TR_BOS, wi, wt);
             n_synth++;
             continue;
         }
-        if (tr->ids) {
-            size_t start = gsl_rng_uniform_int(rng, (unsigned long)(tr->n_ids - (size_t)Tn));
-            make_window_ids(tr, start, Tn, ids + (size_t)b * Tn, tg + (size_t)b * Tn);
-            continue;
-        }
-        size_t start = gsl_rng_uniform_int(rng, (unsigned long)(tr->len - (size_t)Tn));
-        if (r->m.family == TM_BERT) make_window_bert(tr, start, Tn, rng, ids + (size_t)b * Tn, tg + (size_t)b * Tn);
-        else make_window(tr, start, Tn, ids + (size_t)b * Tn, tg + (size_t)b * Tn);
+        size_t start = gsl_rng_uniform_int(rng, (unsigned long)(n - (size_t)Tn));
+        if (tr->ids) make_window_ids(tr, start, Tn, wi, wt);
+        else if (r->m.family == TM_BERT) make_window_bert(tr, start, Tn, rng, wi, wt);
+        else make_window(tr, start, Tn, wi, wt);
     }
     return n_synth;
 }
@@ -488,7 +480,7 @@ int main(int argc, char **argv) {
     tm_acts *a = tm_acts_new(&r.m, B, T), *ae = Te == T ? a : tm_acts_new(&r.m, B, Te);
     int Ts = r.short_context ? (int)r.short_context : T, Bs = (int)((long)B * T / Ts);
     long short_steps = r.short_context ? lround(r.short_context_share * (double)steps) : 0;
-    tm_acts *as = r.short_context ? tm_acts_new(&r.m, Bs, Ts) : a;
+    tm_acts *as = short_steps > 0 ? tm_acts_new(&r.m, Bs, Ts) : a;
     adamw opt = {xcalloc(m.n_params, sizeof(float)), xcalloc(m.n_params, sizeof(float)), 0};
     eval_result ev = {0, 0, xcalloc((size_t)r.m.n_layer * r.m.n_head, sizeof(double))};
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
