@@ -29,7 +29,8 @@ static const char *USAGE =
     "seeded by the recipe seed. Validation uses eval_windows windows of eval_context tokens at\n"
     "evenly spaced offsets. With synthetic_share > 0 that share of the training windows (drawn by a\n"
     "second mt19937 seeded by seed + 1000003) are text with trigger -> copy patterns inserted\n"
-    "(synthetic_task backcopy | recall | mixed, synthetic_rate, synthetic_triggers; docs/TRAIN.md).\n"
+    "(synthetic_task backcopy | recall | mixed, synthetic_rate, synthetic_triggers; docs/TRAIN.md);\n"
+    "synthetic_carrier = bigram puts them into a walk on the training text's bigram chain instead.\n"
     "Position encoding: recipe key pos = learned | sinusoidal | rope | rope-ntk (with\n"
     "rope_ntk_factor s: base rope_theta * s^(head_dim/(head_dim-2))) | alibi | none; default the\n"
     "family's own (gpt2 learned, llama rope). Other values are recorded in config.json as\n"
@@ -115,6 +116,7 @@ typedef struct {
     int32_t *ids;
     size_t n_ids;
     const uint32_t *id_bytes;
+    tr_bigram *chain;   /* synthetic_carrier = bigram: the training stream's bigram chain */
 } corpus;
 
 /* BERT's masking (Devlin et al. 2019, §3.1): each byte position is selected with probability
@@ -166,7 +168,7 @@ static void load_corpus(corpus *c, const char *path, int T, prov *p) {
     unsigned char *b = cli_slurp(path, &len);
     if (len < (size_t)T + 1) die_data(path, "text has %zu bytes; need at least context + 1 = %d", len, T + 1);
     prov_input_buf(p, path, b, len);
-    *c = (corpus){b, len, NULL, 0, NULL};
+    *c = (corpus){b, len, NULL, 0, NULL, NULL};
 }
 
 /* bpe_merges > 0: encode the text with the tokenizer train writes (tok_encode, as extract
@@ -182,6 +184,20 @@ static void tokenize_corpus(corpus *c, const char *path, int T, const tok *tk, c
     }
     c->n_ids = (size_t)n;
     c->id_bytes = v->plen;
+}
+
+/* synthetic_carrier = bigram: the chain over the stream the model trains on (bytes or tokens). */
+static tr_bigram *build_chain(const corpus *c, int V) {
+    tr_bigram *bg = xmalloc(sizeof *bg);
+    if (c->ids) {
+        tr_bigram_build(bg, c->ids, c->n_ids, V);
+        return bg;
+    }
+    int32_t *s = xmalloc(sizeof(int32_t) * c->len);
+    for (size_t i = 0; i < c->len; i++) s[i] = c->text[i];
+    tr_bigram_build(bg, s, c->len, 256);
+    free(s);
+    return bg;
 }
 
 /* synthetic_share > 0: a trigger in the training text itself would make the copy rule ambiguous. */
@@ -413,8 +429,8 @@ static long fill_batch(const tr_recipe *r, const corpus *tr, int Bn, int Tn, gsl
         int32_t *wi = ids + (size_t)b * Tn, *wt = tg + (size_t)b * Tn;
         if (r->synthetic_share > 0 && gsl_rng_uniform(srng) < r->synthetic_share) {
             size_t start = gsl_rng_uniform_int(srng, (unsigned long)(n - (size_t)Tn));
-            if (tr->ids) tr_synth_window_ids(tr->ids, n, start, Tn, &r->synth, srng, TR_BOS, wi, wt);
-            else tr_synth_window(tr->text, n, start, Tn, &r->synth, srng, TR_BOS, wi, wt);
+            if (tr->ids) tr_synth_window_ids(tr->ids, n, start, Tn, &r->synth, tr->chain, srng, TR_BOS, wi, wt);
+            else tr_synth_window(tr->text, n, start, Tn, &r->synth, tr->chain, srng, TR_BOS, wi, wt);
             n_synth++;
             continue;
         }
@@ -465,6 +481,7 @@ int main(int argc, char **argv) {
         if (r.synthetic_share > 0) check_no_triggers(&tr, o.train, &r.synth);
         tok_json = tr_tokenizer_json(r.m.family, NULL);
     }
+    if (r.synthetic_share > 0 && r.synth.carrier == TR_CARRIER_BIGRAM) tr.chain = build_chain(&tr, r.m.vocab);
     tr_recipe_prov(&r, p);
     if (r.bpe_merges > 0) prov_opt_int(p, "bpe_merges_learned", bpe.n_merges);
     prov_opt_str(p, "profile", o.profile);
@@ -567,6 +584,8 @@ int main(int argc, char **argv) {
     free((void *)val.text);
     free(tr.ids);
     free(val.ids);
+    if (tr.chain) tr_bigram_free(tr.chain);
+    free(tr.chain);
     free(tok_json);
     bpe_vocab_free(&bpe);
     return 0;

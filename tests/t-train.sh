@@ -91,6 +91,14 @@ check "synthetic rerun is bit-identical" cmp -s "$T/s1/model.safetensors" "$T/s2
 run --config "$T/sm.conf" --out "$T/sm" --no-checkpoints || fail "mixed synthetic run failed: $(cat "$T/stderr")"
 check "synthetic_task = mixed recorded in provenance and trains other weights than recall" bash -c "
     head -1 '$T/sm/report.tsv' | grep -q '\"synthetic_rules\":6,.*\"synthetic_task\":\"mixed\"' && ! cmp -s '$T/s1/model.safetensors' '$T/sm/model.safetensors'"
+{ cat "$T/g.conf"; printf 'synthetic_share = 0.5\nsynthetic_task = recall\neval_context = 32\nsynthetic_carrier = bigram\n'; } >"$T/sb.conf"
+run --config "$T/sb.conf" --out "$T/sb1" --no-checkpoints || fail "bigram-carrier run failed: $(cat "$T/stderr")"
+run --config "$T/sb.conf" --out "$T/sb2" --no-checkpoints
+check "synthetic_carrier = bigram recorded, reproducible, and other weights than the text carrier" bash -c "
+    head -1 '$T/sb1/report.tsv' | grep -q '\"synthetic_carrier\":\"bigram\"' && ! head -1 '$T/s1/report.tsv' | grep -q synthetic_carrier &&
+    cmp -s '$T/sb1/model.safetensors' '$T/sb2/model.safetensors' && ! cmp -s '$T/s1/model.safetensors' '$T/sb1/model.safetensors'"
+printf 'family = gpt2\nlayers = 2\nd_model = 32\nheads = 2\nd_ff = 64\nsynthetic_carrier = markov\n' >"$T/bad8.conf"
+expect_error "unknown synthetic_carrier" 1 "^train: $T/bad8.conf: line 6: synthetic_carrier = markov: want text or bigram$" - "$TRAIN" --config "$T/bad8.conf" --out "$T/bad8"
 check "recipes without the new keys record none of them" bash -c "! head -1 '$T/g1/report.tsv' | grep -q 'synthetic\|eval_context\|short_context'"
 
 # short_context: the first share of the updates on windows of 16 tokens (4x as many). With share 0

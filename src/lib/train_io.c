@@ -54,7 +54,7 @@ static void recipe_defaults(tr_recipe *r) {
     r->seed = 1;
     r->eval_windows = 64;
     r->short_context_share = 0.5;
-    r->synth = (tr_synth){TR_SYNTH_BACKCOPY, 0.05, 4, 3};
+    r->synth = (tr_synth){TR_SYNTH_BACKCOPY, 0.05, 4, 3, TR_CARRIER_TEXT};
 }
 
 static int set_key(tr_recipe *r, const char *path, int ln, const char *k, const char *v) {
@@ -110,6 +110,11 @@ static int set_key(tr_recipe *r, const char *path, int ln, const char *k, const 
         for (int task = TR_SYNTH_BACKCOPY; task <= TR_SYNTH_MIXED; task++)
             if (!strcmp(v, tr_synth_task_name(task))) return r->synth.task = task, 1;
         die_data(path, "line %d: synthetic_task = %s: want backcopy, recall or mixed", ln, v);
+    }
+    if (!strcmp(k, "synthetic_carrier")) {
+        for (int c = TR_CARRIER_TEXT; c <= TR_CARRIER_BIGRAM; c++)
+            if (!strcmp(v, tr_synth_carrier_name(c))) return r->synth.carrier = c, 1;
+        die_data(path, "line %d: synthetic_carrier = %s: want text or bigram", ln, v);
     }
     if (!strcmp(k, "pos")) {
         m->pos = posenc_parse(v);
@@ -217,6 +222,9 @@ void tr_recipe_prov(const tr_recipe *r, prov *p) {
         prov_opt_dbl(p, "synthetic_rate", r->synth.rate);
         prov_opt_int(p, "synthetic_triggers", r->synth.triggers);
         if (r->synth.task == TR_SYNTH_MIXED) prov_opt_int(p, "synthetic_rules", r->synth.rules);
+        /* recorded only when not the default, so that older recipes keep their provenance */
+        if (r->synth.carrier != TR_CARRIER_TEXT)
+            prov_opt_str(p, "synthetic_carrier", tr_synth_carrier_name(r->synth.carrier));
     }
     if (r->bpe_merges > 0) prov_opt_int(p, "bpe_merges", r->bpe_merges);
 }

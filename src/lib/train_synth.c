@@ -7,6 +7,35 @@ const char *tr_synth_task_name(int task) {
     return task == TR_SYNTH_MIXED ? "mixed" : task == TR_SYNTH_RECALL ? "recall" : "backcopy";
 }
 
+const char *tr_synth_carrier_name(int carrier) { return carrier == TR_CARRIER_BIGRAM ? "bigram" : "text"; }
+
+void tr_bigram_build(tr_bigram *bg, const int32_t *s, size_t n, int V) {
+    bg->V = V;
+    bg->n = n;
+    bg->first = xcalloc((size_t)V + 1, sizeof(int32_t));
+    bg->next = xmalloc(sizeof(int32_t) * (n - 1));
+    for (size_t i = 0; i + 1 < n; i++) bg->first[s[i] + 1]++;
+    for (int c = 0; c < V; c++) bg->first[c + 1] += bg->first[c];
+    int32_t *fill = xmalloc(sizeof(int32_t) * (size_t)V);
+    for (int c = 0; c < V; c++) fill[c] = bg->first[c];
+    for (size_t i = 0; i + 1 < n; i++) bg->next[fill[s[i]]++] = s[i + 1];
+    free(fill);
+}
+
+void tr_bigram_free(tr_bigram *bg) {
+    free(bg->first);
+    free(bg->next);
+}
+
+void tr_bigram_walk(const tr_bigram *bg, int32_t s0, int n, gsl_rng *rng, int32_t *out) {
+    out[0] = s0;
+    for (int i = 1; i < n; i++) {
+        int32_t c = out[i - 1], k = bg->first[c + 1] - bg->first[c];
+        out[i] = k > 0 ? bg->next[bg->first[c] + (int32_t)gsl_rng_uniform_int(rng, (unsigned long)k)]
+                       : bg->next[gsl_rng_uniform_int(rng, (unsigned long)(bg->n - 1))];
+    }
+}
+
 static int synth_rule(const tr_synth *sy, int k) {
     return sy->task == TR_SYNTH_MIXED ? k % sy->rules : sy->task == TR_SYNTH_RECALL ? 0 : -1;
 }
@@ -54,10 +83,12 @@ static void window_from_stream(const int32_t *s, int T, int32_t bos, int32_t *id
 }
 
 void tr_synth_window(const unsigned char *text, size_t len, size_t start, int T, const tr_synth *sy,
-                     gsl_rng *rng, int32_t bos, int32_t *ids, int32_t *tg) {
+                     const tr_bigram *chain, gsl_rng *rng, int32_t bos, int32_t *ids, int32_t *tg) {
     /* the stream consumes at most T bytes from start (start + T <= len) */
     int32_t *src = xmalloc(sizeof(int32_t) * (size_t)T), *s = xmalloc(sizeof(int32_t) * (size_t)T);
-    for (int i = 0; i < T; i++) src[i] = text[start + (size_t)i < len ? start + (size_t)i : len - 1];
+    if (chain) tr_bigram_walk(chain, text[start], T, rng, src);
+    else
+        for (int i = 0; i < T; i++) src[i] = text[start + (size_t)i < len ? start + (size_t)i : len - 1];
     synth_stream(src, (size_t)T, 0, T, sy, rng, s);
     window_from_stream(s, T, bos, ids, tg);
     free(src);
@@ -65,10 +96,16 @@ void tr_synth_window(const unsigned char *text, size_t len, size_t start, int T,
 }
 
 void tr_synth_window_ids(const int32_t *tokens, size_t len, size_t start, int T, const tr_synth *sy,
-                         gsl_rng *rng, int32_t bos, int32_t *ids, int32_t *tg) {
-    int32_t *s = xmalloc(sizeof(int32_t) * (size_t)T);
+                         const tr_bigram *chain, gsl_rng *rng, int32_t bos, int32_t *ids, int32_t *tg) {
+    int32_t *s = xmalloc(sizeof(int32_t) * (size_t)T), *walk = NULL;
+    if (chain) {
+        walk = xmalloc(sizeof(int32_t) * (size_t)T);
+        tr_bigram_walk(chain, tokens[start], T, rng, walk);
+        tokens = walk, len = (size_t)T, start = 0;
+    }
     synth_stream(tokens, len, start, T, sy, rng, s);
     window_from_stream(s, T, bos, ids, tg);
+    free(walk);
     free(s);
 }
 

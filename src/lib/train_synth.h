@@ -29,16 +29,40 @@ typedef struct {
     double rate;    /* probability that a position becomes a trigger */
     int triggers;   /* number of trigger kinds, 1..64 */
     int rules;      /* TR_SYNTH_MIXED: number of recall rules, 1..TR_SYNTH_MAX_RULES (default 3) */
+    int carrier;    /* TR_CARRIER_TEXT: the triggers go into the training text itself;
+                     * TR_CARRIER_BIGRAM: into a walk on the training text's bigram chain, on
+                     * which no head has work away from the triggers (Guo et al.'s Bigram-Backcopy) */
 } tr_synth;
+
+enum { TR_CARRIER_TEXT = 0, TR_CARRIER_BIGRAM = 1 };
+
+/* The training stream's bigram chain: the successors of every occurrence of each id, grouped by
+ * id, so that a uniform draw from a group follows the empirical transition P(next | id). */
+typedef struct {
+    int32_t *first;     /* [V+1]: successors of id c are next[first[c] .. first[c+1]-1] */
+    int32_t *next;      /* [n-1] */
+    int V;
+    size_t n;           /* stream length the chain was built from */
+} tr_bigram;
+
+/* s[0..n-1] with every id in 0..V-1, n >= 2. */
+void tr_bigram_build(tr_bigram *bg, const int32_t *s, size_t n, int V);
+void tr_bigram_free(tr_bigram *bg);
+/* out[0] = s0, out[i+1] drawn from the successors of out[i]; an id without successors (only the
+ * stream's last one can be) continues from a successor drawn over the whole stream. */
+void tr_bigram_walk(const tr_bigram *bg, int32_t s0, int n, gsl_rng *rng, int32_t *out);
+/* "text" or "bigram": the recipe's spelling. */
+const char *tr_synth_carrier_name(int carrier);
 
 /* One window: ids = BOS, s[0..T-2]; targets s[0..T-1], where s is text[start..] with triggers
  * and their copies inserted (it consumes at most T bytes of text: start + T <= len). Draws from
- * rng only. */
+ * rng only. With chain (sy->carrier = bigram) the carrier is instead a walk on chain from
+ * text[start]. */
 void tr_synth_window(const unsigned char *text, size_t len, size_t start, int T, const tr_synth *sy,
-                     gsl_rng *rng, int32_t bos, int32_t *ids, int32_t *tg);
+                     const tr_bigram *chain, gsl_rng *rng, int32_t bos, int32_t *ids, int32_t *tg);
 /* The same on a token stream: tokens[start..] (start + T <= len) with the triggers inserted. */
 void tr_synth_window_ids(const int32_t *tokens, size_t len, size_t start, int T, const tr_synth *sy,
-                         gsl_rng *rng, int32_t bos, int32_t *ids, int32_t *tg);
+                         const tr_bigram *chain, gsl_rng *rng, int32_t bos, int32_t *ids, int32_t *tg);
 /* "backcopy", "recall" or "mixed": the recipe's spelling. */
 const char *tr_synth_task_name(int task);
 /* Whether x (a byte or a token id) is one of the sy->triggers trigger ids. */

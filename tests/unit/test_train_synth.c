@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "train_synth.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,19 +18,41 @@ enum { T = 512, NWIN = 200, BOS = 256 };
 
 static int is_trigger(int32_t x, int k) { return x >= TR_SYNTH_TRIGGER0 && x < TR_SYNTH_TRIGGER0 + k; }
 
+/* chain != NULL: pairs[a * pairs_V + b] says whether b follows a somewhere in the stream */
+static const tr_bigram *chain;
+static unsigned char *pairs;
+static int pairs_V;
+
+static void use_chain(const tr_bigram *bg, const unsigned char *text, const int32_t *tokens, size_t len, int V) {
+    chain = bg;
+    free(pairs);
+    pairs = NULL;
+    if (!bg) return;
+    pairs_V = V;
+    pairs = xcalloc((size_t)V * V, 1);
+    for (size_t i = 0; i + 1 < len; i++) pairs[(size_t)SRC(i) * V + SRC(i + 1)] = 1;
+}
+
+/* The carrier's next item: the text's item at src, or with a chain any successor of prev. */
+static int carrier_ok(const unsigned char *text, const int32_t *tokens, size_t src, int32_t prev, int32_t x) {
+    if (!chain) return x == SRC(src);
+    return prev < 0 || pairs[(size_t)prev * pairs_V + x];
+}
+
 /* Runs NWIN windows of one task; checks every rule on the target stream tg (= s). */
 /* tokens == NULL: the byte windows of text; else the token windows of tokens (same length). */
 static void check_task(const unsigned char *text, const int32_t *tokens, size_t len, int task, int ntrig, int rules) {
     static const int offset[6] = {1, -1, 2, -2, 3, -3};   /* docs/TRAIN.md's table, restated */
-    tr_synth sy = {task, 0.05, ntrig, rules};
+    tr_synth sy = {task, 0.05, ntrig, rules, chain ? TR_CARRIER_BIGRAM : TR_CARRIER_TEXT};
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(rng, 7);
     int32_t ids[T], tg[T];
     long trig = 0, pos = 0, layout_ok = 1, copy_ok = 1, text_ok = 1, recalls = 0, by_rule[6] = {0};
     for (int w = 0; w < NWIN; w++) {
         size_t start = gsl_rng_uniform_int(rng, (unsigned long)(len - T));
-        if (tokens) tr_synth_window_ids(tokens, len, start, T, &sy, rng, BOS, ids, tg);
-        else tr_synth_window(text, len, start, T, &sy, rng, BOS, ids, tg);
+        if (tokens) tr_synth_window_ids(tokens, len, start, T, &sy, chain, rng, BOS, ids, tg);
+        else tr_synth_window(text, len, start, T, &sy, chain, rng, BOS, ids, tg);
+        int32_t prev = -1;    /* the carrier's previous item */
         if (ids[0] != BOS) layout_ok = 0;
         for (int t = 1; t < T; t++) if (ids[t] != tg[t - 1]) layout_ok = 0;
         int last[64];
@@ -44,15 +67,20 @@ static void check_task(const unsigned char *text, const int32_t *tokens, size_t 
                 /* last[k]: the previous trigger of kind k; mixed: kind k follows rule k % rules */
                 int rule = task == TR_SYNTH_MIXED ? k % rules : 0, j = last[k], at = j + offset[rule];
                 int has = task != TR_SYNTH_BACKCOPY && j >= 0 && at >= 0 && at < t;
-                int32_t want = task == TR_SYNTH_BACKCOPY ? tg[t - 1] : has ? tg[at] : SRC(src);
+                int32_t want = task == TR_SYNTH_BACKCOPY ? tg[t - 1] : has ? tg[at] : -1;
                 if (has) recalls++, by_rule[rule]++;
-                if (tg[t + 1] != want) copy_ok = 0;
-                if (task != TR_SYNTH_BACKCOPY && !has) src++;
+                if (task != TR_SYNTH_BACKCOPY && !has) {
+                    /* nothing to recall: the copy slot carries the carrier's next item */
+                    if (!carrier_ok(text, tokens, src, prev, tg[t + 1])) copy_ok = 0;
+                    prev = tg[t + 1];
+                    src++;
+                } else if (tg[t + 1] != want) copy_ok = 0;
                 last[k] = t;
                 t++;
                 pos++;
             } else {
-                if (tg[t] != SRC(src)) text_ok = 0;
+                if (!carrier_ok(text, tokens, src, prev, tg[t])) text_ok = 0;
+                prev = tg[t];
                 src++;
             }
         }
@@ -61,11 +89,13 @@ static void check_task(const unsigned char *text, const int32_t *tokens, size_t 
     double share = (double)trig / pos;
     char name[128];
     const char *kind = tokens ? "tokens" : "bytes";
+    if (chain) kind = tokens ? "tokens on the bigram chain" : "bytes on the bigram chain";
     snprintf(name, sizeof name, "%s, task %d: BOS then the stream shifted by one", kind, task);
     CHECK(name, layout_ok);
     snprintf(name, sizeof name, "%s, task %d: the byte after every trigger follows the copy rule", kind, task);
     CHECK(name, copy_ok);
-    snprintf(name, sizeof name, "%s, task %d: the other bytes are the text in order", kind, task);
+    snprintf(name, sizeof name, chain ? "%s, task %d: the other items are bigrams of the text"
+                                      : "%s, task %d: the other bytes are the text in order", kind, task);
     CHECK(name, text_ok);
     /* a position is a trigger with p = 0.05 unless the one before was: share ~ 0.05 / 1.05 */
     snprintf(name, sizeof name, "%s, task %d: trigger share %.4f near 0.0476", kind, task, share);
@@ -78,6 +108,57 @@ static void check_task(const unsigned char *text, const int32_t *tokens, size_t 
         snprintf(name, sizeof name, "%s, mixed with %d rules: every rule copies (fewest %ld)", kind, rules, least);
         CHECK(name, least > 150);
     }
+}
+
+/* The chain itself: its groups hold exactly the stream's successor counts, a walk follows the
+ * empirical transition probabilities, and the windows on it keep every copy rule. */
+static void check_chain(const unsigned char *text, const int32_t *tokens, size_t len) {
+    /* 0 is followed by 1 three times in four and by 2 once; 1 and 2 go back to 0 */
+    int32_t s[4001];
+    for (int i = 0; i < 4000; i += 2) s[i] = 0, s[i + 1] = i % 8 == 6 ? 2 : 1;
+    s[4000] = 3;   /* id 3 ends the stream: no successors */
+    tr_bigram bg;
+    tr_bigram_build(&bg, s, 4001, 4);
+    CHECK("chain: 3000 successors 0 -> 1, 1000 0 -> 2, none of 3",
+          bg.first[1] - bg.first[0] == 2000 && bg.first[4] == 4000 && bg.first[4] - bg.first[3] == 0);
+    long n01 = 0, n02 = 0, bad = 0;
+    for (int g = bg.first[0]; g < bg.first[1]; g++) n01 += bg.next[g] == 1, n02 += bg.next[g] == 2;
+    CHECK("chain: id 0's group is 1500 x 1 and 500 x 2", n01 == 1500 && n02 == 500);
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 5);
+    int32_t w[20000];
+    tr_bigram_walk(&bg, 0, 20000, rng, w);
+    n01 = n02 = 0;
+    for (int i = 0; i + 1 < 20000; i++) {
+        if (w[i] == 0) n01 += w[i + 1] == 1, n02 += w[i + 1] == 2;
+        /* the stream's pairs: 0 -> 1, 0 -> 2, 1 -> 0, 2 -> 0, 2 -> 3; 3 -> any */
+        int a = w[i], b = w[i + 1];
+        if ((a == 0 && b != 1 && b != 2) || (a == 1 && b != 0) || (a == 2 && b != 0 && b != 3)) bad++;
+    }
+    char name[128];
+    snprintf(name, sizeof name, "chain walk: P(1 | 0) = %.4f near 0.75, no pair the stream lacks",
+             (double)n01 / (double)(n01 + n02));
+    CHECK(name, fabs((double)n01 / (double)(n01 + n02) - 0.75) < 0.02 && bad == 0 && w[0] == 0);
+    tr_bigram_walk(&bg, 3, 3, rng, w);
+    CHECK("chain walk: an id without successors continues from a stream successor", w[0] == 3 && w[1] >= 0 && w[1] <= 2);
+    gsl_rng_free(rng);
+    tr_bigram_free(&bg);
+
+    int32_t *bytes = xmalloc(sizeof(int32_t) * len);
+    for (size_t i = 0; i < len; i++) bytes[i] = text[i];
+    tr_bigram bb, bt;
+    tr_bigram_build(&bb, bytes, len, 256);
+    tr_bigram_build(&bt, tokens, len, 257 + 1900);
+    use_chain(&bb, text, NULL, len, 256);
+    check_task(text, NULL, len, TR_SYNTH_BACKCOPY, 4, 3);
+    check_task(text, NULL, len, TR_SYNTH_MIXED, 6, 3);
+    use_chain(&bt, NULL, tokens, len, 257 + 1900);
+    check_task(NULL, tokens, len, TR_SYNTH_RECALL, 4, 3);
+    check_task(NULL, tokens, len, TR_SYNTH_MIXED, 6, 3);
+    use_chain(NULL, NULL, NULL, 0, 0);
+    tr_bigram_free(&bb);
+    tr_bigram_free(&bt);
+    free(bytes);
 }
 
 int main(void) {
@@ -98,19 +179,20 @@ int main(void) {
     check_task(NULL, tokens, len, TR_SYNTH_RECALL, 4, 3);
     check_task(NULL, tokens, len, TR_SYNTH_MIXED, 4, 3);
     check_task(NULL, tokens, len, TR_SYNTH_MIXED, 12, 6);
-    tr_synth tsy = {TR_SYNTH_RECALL, 0.05, 4, 3};
+    check_chain(text, tokens, len);
+    tr_synth tsy = {TR_SYNTH_RECALL, 0.05, 4, 3, TR_CARRIER_TEXT};
     CHECK("a stream without triggers: none found", tr_synth_find_trigger(tokens, len, &tsy) == -1);
     tokens[777] = TR_SYNTH_TRIGGER0 + 3;
     CHECK("the first trigger id is found at its position", tr_synth_find_trigger(tokens, len, &tsy) == 777);
     tsy.triggers = 3;
     CHECK("an id past the last trigger kind is not a trigger", tr_synth_find_trigger(tokens, len, &tsy) == -1);
 
-    tr_synth sy = {TR_SYNTH_RECALL, 0.2, 3, 3};
+    tr_synth sy = {TR_SYNTH_RECALL, 0.2, 3, 3, TR_CARRIER_TEXT};
     int32_t a[2][T], b[2][T];
     for (int r = 0; r < 2; r++) {
         gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
         gsl_rng_set(rng, 11);
-        tr_synth_window(text, len, 100, T, &sy, rng, BOS, a[r], b[r]);
+        tr_synth_window(text, len, 100, T, &sy, NULL, rng, BOS, a[r], b[r]);
         gsl_rng_free(rng);
     }
     CHECK("same seed, same window", !memcmp(a[0], a[1], sizeof a[0]) && !memcmp(b[0], b[1], sizeof b[0]));
@@ -118,12 +200,12 @@ int main(void) {
     int32_t c[2][T];
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(rng, 11);
-    tr_synth_window_ids(bytes, len, 100, T, &sy, rng, BOS, c[0], c[1]);
+    tr_synth_window_ids(bytes, len, 100, T, &sy, NULL, rng, BOS, c[0], c[1]);
     gsl_rng_free(rng);
     CHECK("bytes as tokens: the same window", !memcmp(a[0], c[0], sizeof a[0]) && !memcmp(b[0], c[1], sizeof b[0]));
     free(text);
     free(tokens);
     free(bytes);
-    printf("1..%d\n", 47);
+    printf("1..%d\n", 72);
     return failures != 0;
 }
