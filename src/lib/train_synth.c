@@ -10,13 +10,12 @@ const char *tr_synth_task_name(int task) {
 const char *tr_synth_carrier_name(int carrier) { return carrier == TR_CARRIER_BIGRAM ? "bigram" : "text"; }
 
 void tr_bigram_build(tr_bigram *bg, const int32_t *s, size_t n, int V) {
-    bg->V = V;
     bg->n = n;
-    bg->first = xcalloc((size_t)V + 1, sizeof(int32_t));
+    bg->first = xcalloc((size_t)V + 1, sizeof(size_t));
     bg->next = xmalloc(sizeof(int32_t) * (n - 1));
     for (size_t i = 0; i + 1 < n; i++) bg->first[s[i] + 1]++;
     for (int c = 0; c < V; c++) bg->first[c + 1] += bg->first[c];
-    int32_t *fill = xmalloc(sizeof(int32_t) * (size_t)V);
+    size_t *fill = xmalloc(sizeof(size_t) * (size_t)V);
     for (int c = 0; c < V; c++) fill[c] = bg->first[c];
     for (size_t i = 0; i + 1 < n; i++) bg->next[fill[s[i]]++] = s[i + 1];
     free(fill);
@@ -30,8 +29,9 @@ void tr_bigram_free(tr_bigram *bg) {
 void tr_bigram_walk(const tr_bigram *bg, int32_t s0, int n, gsl_rng *rng, int32_t *out) {
     out[0] = s0;
     for (int i = 1; i < n; i++) {
-        int32_t c = out[i - 1], k = bg->first[c + 1] - bg->first[c];
-        out[i] = k > 0 ? bg->next[bg->first[c] + (int32_t)gsl_rng_uniform_int(rng, (unsigned long)k)]
+        int32_t c = out[i - 1];
+        size_t k = bg->first[c + 1] - bg->first[c];
+        out[i] = k > 0 ? bg->next[bg->first[c] + gsl_rng_uniform_int(rng, (unsigned long)k)]
                        : bg->next[gsl_rng_uniform_int(rng, (unsigned long)(bg->n - 1))];
     }
 }

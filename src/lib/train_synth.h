@@ -39,9 +39,8 @@ enum { TR_CARRIER_TEXT = 0, TR_CARRIER_BIGRAM = 1 };
 /* The training stream's bigram chain: the successors of every occurrence of each id, grouped by
  * id, so that a uniform draw from a group follows the empirical transition P(next | id). */
 typedef struct {
-    int32_t *first;     /* [V+1]: successors of id c are next[first[c] .. first[c+1]-1] */
+    size_t *first;      /* [V+1]: successors of id c are next[first[c] .. first[c+1]-1] */
     int32_t *next;      /* [n-1] */
-    int V;
     size_t n;           /* stream length the chain was built from */
 } tr_bigram;
 

@@ -122,7 +122,7 @@ static void check_chain(const unsigned char *text, const int32_t *tokens, size_t
     CHECK("chain: 3000 successors 0 -> 1, 1000 0 -> 2, none of 3",
           bg.first[1] - bg.first[0] == 2000 && bg.first[4] == 4000 && bg.first[4] - bg.first[3] == 0);
     long n01 = 0, n02 = 0, bad = 0;
-    for (int g = bg.first[0]; g < bg.first[1]; g++) n01 += bg.next[g] == 1, n02 += bg.next[g] == 2;
+    for (size_t g = bg.first[0]; g < bg.first[1]; g++) n01 += bg.next[g] == 1, n02 += bg.next[g] == 2;
     CHECK("chain: id 0's group is 1500 x 1 and 500 x 2", n01 == 1500 && n02 == 500);
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(rng, 5);
