@@ -200,8 +200,11 @@ check: $(BIN)/tabulate $(if $(filter all tables,$(MAKECMDGOALS)),| $(filter all 
 	$(BIN)/tabulate --check $(R)/check/expected $(R)/check/results --tolerances configs/tolerances.tsv
 
 # Freeze the current tables as the expected numbers (commit them with the reason for the change).
-# The frozen tables of optional models that are absent now are kept.
-freeze: $(TABLES)
+# The frozen tables of optional models that are absent now are kept. Freezing never runs the
+# pipeline: tables that are missing or older than their inputs are refused, so that a source edit
+# cannot silently start hours of training (run `make all` first).
+freeze:
+	@$(MAKE) --no-print-directory -q tables 2>/dev/null || { echo "freeze: $(R)/tables is missing tables or older than its inputs; run 'make all PROFILE=$(PROFILE)' first" >&2; exit 1; }
 	$(CHECK_ENV) pipelines/check-tables.sh freeze $(EXPECTED) - $(TABLES)
 .PHONY: freeze
 

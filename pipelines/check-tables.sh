@@ -26,11 +26,21 @@ normalize() {
     awk -F'\t' -v OFS='\t' -v d="${DATA_DIR%/}/" -v h="${HF_MODELS_DIR%/}/" -v combined=$combined '
         function rel(x) {
             if (index(x, "pipelines/data/") == 1) return x
-            if (index(x, d) == 1) return "DATA_DIR/" substr(x, length(d) + 1)
-            if (index(x, h) == 1) return "HF_MODELS_DIR/" substr(x, length(h) + 1)
+            if (length(d) > 1 && index(x, d) == 1) return "DATA_DIR/" substr(x, length(d) + 1)
+            if (length(h) > 1 && index(x, h) == 1) return "HF_MODELS_DIR/" substr(x, length(h) + 1)
             return x
         }
-        /^#/ { print; next }
+        # every quoted path in a comment (the provenance JSON) too, so a frozen table does not
+        # carry the freezing machine'"'"'s store locations
+        function relq(s, pre, name,   out, k) {
+            out = ""
+            if (length(pre) < 2) return s
+            while ((k = index(s, "\"" pre)) > 0) {
+                out = out substr(s, 1, k) name; s = substr(s, k + 1 + length(pre))
+            }
+            return out s
+        }
+        /^#/ { print relq(relq($0, d, "DATA_DIR/"), h, "HF_MODELS_DIR/"); next }
         { for (i = 1; i <= NF; i++) $i = rel($i) }
         combined && header++ && ($1 ~ /^(DATA_DIR|HF_MODELS_DIR)\// ) { next }
         { print }' "$1" >"$2.tmp$$"
