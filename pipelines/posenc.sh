@@ -8,7 +8,8 @@
 #                     share is that of the layers >= from_layer
 #   emergence_step, emergence_label, final_label
 #                     the emergence of the label over training (EMERGENCE, frames-emergence-NAME.tsv)
-#   val_loss          the final validation loss (nats/byte) of MODEL_DIR/report.tsv
+#   val_loss          the final validation loss in nats/byte of MODEL_DIR/report.tsv (its
+#                     val_nats_per_byte row where it has one: a BPE model's val_loss is per token)
 # Rows keep the order of the arguments. Written through a temporary name, with a JSON provenance.
 set -euo pipefail
 die() { echo "posenc.sh: $*" >&2; exit "${2:-1}"; }
@@ -40,8 +41,10 @@ while [ $# -gt 0 ]; do
     [ -n "$pos" ] || die "$model: extract --info gave no position_encoding"
     lc=$(cells "$label" label label_share runner_up sink_head_share from_layer) || exit 1
     ec=$(cells "$emerge" emergence_step label final_label) || exit 1
-    vl=$(awk -F'\t' '$1 == "val_loss" { v = $4; n++ } END { if (n == 1) print v }' "$model/report.tsv")
-    [ -n "$vl" ] || die "$model/report.tsv: no single val_loss row"
+    # per byte: a BPE model's val_loss is per token, and its report adds val_nats_per_byte
+    vl=$(awk -F'\t' '$1 == "val_loss" { v = $4; n++ } $1 == "val_nats_per_byte" { b = $4; nb++ }
+                     END { if (nb == 1) print b; else if (n == 1 && nb == 0) print v }' "$model/report.tsv")
+    [ -n "$vl" ] || die "$model/report.tsv: no single val_loss (or val_nats_per_byte) row"
     rows+="$pos	$name	$lc	$ec	$vl"$'\n'
     for f in "$model/config.json" "$model/report.tsv" "$label" "$emerge"; do
         [ -f "$f" ] || continue

@@ -58,6 +58,18 @@ check "results: entropy-collapse sink share 12.3% beside the paper's 30/95/79%" 
 check "results: regime outcomes over held-out models only" \
     has 'Over 1 held-out model the frozen predictor gives 0 confirmations, 0 abstentions and 1 failure'
 check "results: trained model's validation loss" has 'validation losses of 2.350 nats/byte'
+check "results: train table gives per-byte loss and the training data (a byte recipe: bytes)" \
+    grep -qxF '| tiny-a | 120 | - | 2.35 | 2.35 | 3.39 | 8 | 0.05259 | 0.07077 | 0.006852 | 0.2375 | nan | bytes |' "$T/p/tables/train.md"
+check "results: training data of a BPE recipe with synthetic windows, from its provenance options" \
+    "$PYTHON" -B -c "
+import importlib.util
+s = importlib.util.spec_from_file_location('paper', 'pipelines/paper/paper.py')
+m = importlib.util.module_from_spec(s); s.loader.exec_module(m)
+o = {'bpe_merges': 2048, 'synthetic_share': 0.25, 'synthetic_task': 'mixed', 'synthetic_carrier': 'bigram',
+     'synthetic_rules': 6, 'synthetic_triggers': 12}
+assert m.training_data(o) == 'BPE 2048 + 25% synthetic mixed windows on a bigram carrier, 6 rules, 12 trigger kinds'
+assert m.training_data({'synthetic_share': 0.5, 'synthetic_task': 'recall'}) == 'bytes + 50% synthetic recall windows'
+"
 check "results: skipped models listed" has 'Not analysed (checkpoint not present): gpt2, pythia-70m'
 check "results: every figure is referenced" \
     test "$(grep -c '^!\[.*\](figures/.*\.png)$' "$R")" -eq 8

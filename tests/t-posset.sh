@@ -99,7 +99,8 @@ row_ok() {
     sh=$(grep -v '^#' "$T/lab-$m.tsv" | awk -F'\t' 'NR == 2 { print $8 }')
     es=$(grep -v '^#' "$R2/tables/frames-emergence-$m.tsv" | awk -F'\t' 'NR == 2 { print $2 }')
     fl=$(grep -v '^#' "$R2/tables/frames-train-$m.tsv" | awk -F'\t' 'END { print $3 }')
-    vl=$(awk -F'\t' '$1 == "val_loss" { print $4 }' "$R2/models/$m/report.tsv")
+    # nats/byte: the recipe is BPE, whose val_loss is per token
+    vl=$(awk -F'\t' '$1 == "val_nats_per_byte" { print $4 }' "$R2/models/$m/report.tsv")
     echo "# $m: label $lab, sink-head share $sh, emergence $es, last checkpoint's label $fl, val loss $vl"
     [ "$(cut -f3 <<<"$r")" = "$lab" ] && [ "$(cut -f6 <<<"$r")" = "$sh" ] && [ "$(cut -f8 <<<"$r")" = "$es" ] &&
         [ "$(cut -f10 <<<"$r")" = "$fl" ] && [ "$(cut -f11 <<<"$r")" = "$vl" ] &&

@@ -300,12 +300,15 @@ def cmd_train(out, paths):
         scal = {r["quantity"]: r["value"] for r in rs if r.get("layer", "-") == "-"}
         sink = [num(r["value"]) for r in rs if r["quantity"] == "sink_mass"]
         s = stats(sink)
-        rows.append([model_name(p, "train"), scal.get("steps", "-"),
-                     g(num(scal.get("train_loss"))), g(num(scal.get("val_loss"))),
-                     g(num(scal.get("val_bits_per_byte"))), str(len(sink))] + [g(x) for x in s])
+        # a BPE model's val_loss is per token; per byte it is comparable with the byte models
+        per_byte = scal.get("val_nats_per_byte", scal.get("val_loss"))
+        rows.append([model_name(p, "train"), scal.get("steps", "-"), scal.get("tokens", "-"),
+                     g(num(scal.get("val_loss"))), g(num(per_byte)),
+                     g(num(scal.get("val_bits_per_byte"))), str(len(sink))] + [g(x) for x in s]
+                    + [g(num(scal.get("sink_share_0.3_layers_ge1"))), training_data(recipe_options(p))])
     write_table(out, provenance("train", paths),
-                ["model", "steps", "train_loss", "val_loss", "val_bits_per_byte", "heads",
-                 "mean_sink", "sd_sink", "min_sink", "max_sink"], rows)
+                ["model", "steps", "tokens", "val_loss", "val_nats_per_byte", "val_bits_per_byte",
+                 "heads", "mean_sink", "sd_sink", "min_sink", "max_sink", "sink03_layers_ge1", "training_data"], rows)
 
 
 def model_conf(name):
@@ -801,16 +804,51 @@ def sec_regime(doc, d):
     doc.add(s, "")
 
 
+def recipe_options(path):
+    """The options a training report's provenance line records ({} when it has none)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            first = f.readline()
+        return json.loads(first[1:]).get("options", {}) if first.startswith("#") else {}
+    except (OSError, ValueError, AttributeError):
+        return {}
+
+
+def training_data(opt):
+    """What a model trained on, from its recipe: 'bytes', 'BPE N', and the synthetic windows a
+    recipe mixes in (docs/TRAIN.md), which the validation books never contain."""
+    s = "BPE %d" % opt["bpe_merges"] if opt.get("bpe_merges") else "bytes"
+    if opt.get("synthetic_share"):
+        s += " + %g%% synthetic %s windows" % (100 * opt["synthetic_share"], opt.get("synthetic_task", "?"))
+        if opt.get("synthetic_carrier"):
+            s += " on a %s carrier" % opt["synthetic_carrier"]
+        if opt.get("synthetic_rules"):
+            s += ", %d rules" % opt["synthetic_rules"]
+        if opt.get("synthetic_triggers"):
+            s += ", %d trigger kinds" % opt["synthetic_triggers"]
+    return s
+
+
+def training_data_sentence(rows):
+    mixed = [(r["model"], r["training_data"]) for r in rows if "synthetic" in r["training_data"]]
+    s = ("Every model trains on the KJV training books and is validated on the held-out books, "
+         "which hold no synthetic windows")
+    if mixed:
+        s += "; the training stream of %s mixes in synthetic trigger → copy windows" % listing(mixed)
+    return s + ". "
+
+
 def sec_train(doc, d):
     head, rows = section(doc, d, "## 9. Trained models: validation loss and sink profile", "train", "No training reports were produced.")
     if not rows:
         return
     ms = [num(r["mean_sink"]) for r in rows]
-    s = ("Byte-level models trained on the King James Bible reach validation losses of %s "
+    s = ("Models trained on the King James Bible reach validation losses of %s "
          "nats/byte (%s bits/byte); their heads' mean sink mass is %s, the largest head's %s. " %
-         (rng([num(r["val_loss"]) for r in rows], lambda x: "%.3f" % x),
+         (rng([num(r["val_nats_per_byte"]) for r in rows], lambda x: "%.3f" % x),
           rng([num(r["val_bits_per_byte"]) for r in rows], lambda x: "%.3f" % x),
           rng(ms, lambda x: "%.3f" % x), rng([num(r["max_sink"]) for r in rows], lambda x: "%.3f" % x)))
+    s += training_data_sentence(rows)
     strong = [(r["model"], num(r["max_sink"])) for r in rows if num(r["max_sink"]) > 0.5]
     s += ("The paper's models are trained far longer on far more text, and most of their heads put "
           "most of their attention on the sink; ")
