@@ -7,11 +7,7 @@ bin=$1 model=$2 work=$3 out=$4 series=$5; shift 5
 files=() steps=()
 for ck in "$model"/checkpoints/step-*; do
     step=$((10#${ck##*step-}))
-    # a file left by an earlier training of the same name is stale: extract again when the
-    # checkpoint or extract is newer than it
-    h5=$work/step-$step.h5
-    [ "$h5" -nt "$ck/model.safetensors" ] && [ "$h5" -nt "$bin/extract" ] ||
-        "$bin/extract" --model "$ck" "$@" "$h5"
+    pipelines/checkpoint-attn.sh "$bin" "$ck" "$work/step-$step.h5" "$@"
     files+=("$work/step-$step.h5"); steps+=("$step")
 done
 [ ${#files[@]} -ge 2 ] || { echo "collapse.sh: $model: fewer than 2 checkpoints" >&2; exit 1; }

@@ -22,11 +22,7 @@ mkdir -p "$work/frames"
 steps=()
 for ck in "$model"/checkpoints/step-*; do
     step=$((10#${ck##*step-}))
-    # a file left by an earlier training of the same name is stale: extract again when the
-    # checkpoint or extract is newer than it
-    h5=$work/step-$step.h5
-    [ "$h5" -nt "$ck/model.safetensors" ] && [ "$h5" -nt "$bin/extract" ] ||
-        "$bin/extract" --model "$ck" "$@" "$h5"
+    pipelines/checkpoint-attn.sh "$bin" "$ck" "$work/step-$step.h5" "$@"
     tokarg=()
     [ -f "$ck/tokenizer.json" ] && tokarg=(--tokenizer "$ck/tokenizer.json")
     "$bin/frames" "${tokarg[@]}" "${fopts[@]}" --label "$work/frames/step-$step.label.tsv" \
