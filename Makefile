@@ -194,7 +194,8 @@ tables: $(TABLES)
 # bare clone's models (pipelines/check-tables.sh).
 CHECK_ENV = DATA_DIR='$(DATA_DIR)' HF_MODELS_DIR='$(HF_MODELS_DIR)' \
             SKIPPED_OPTIONAL='$(filter $(OPTIONAL_MODELS),$(SKIPPED))' \
-            PER_MODEL='sinks reversal cluster prune collapse train frames-heads frames-layers frames-label frames-train frames-emergence' COMBINED='regime.tsv regime-dispersion.tsv'
+            PER_MODEL='sinks reversal cluster prune collapse train frames-heads frames-layers frames-label frames-train frames-emergence' COMBINED='regime.tsv regime-dispersion.tsv' \
+            BARE_ROWS='$(TRAINED_DIR)/ pipelines/data/'
 check: $(BIN)/tabulate $(if $(filter all tables,$(MAKECMDGOALS)),| $(filter all tables,$(MAKECMDGOALS)))
 	@$(CHECK_ENV) pipelines/check-tables.sh check $(EXPECTED) $(R)/check $(TABLES)
 	$(BIN)/tabulate --check $(R)/check/expected $(R)/check/results --tolerances configs/tolerances.tsv
