@@ -47,13 +47,14 @@ normalize() {
             }
             return out s
         }
-        /^#/ { print relq(relq($0, d, "DATA_DIR/"), h, "HF_MODELS_DIR/"); next }
-        { for (i = 1; i <= NF; i++) $i = rel($i) }
+        # a row of a model the bare clone has: its first field starts with a BARE_ROWS prefix
         function is_bare(x,   n, i, p) {
             n = split(bare, p, " ")
             for (i = 1; i <= n; i++) if (index(x, p[i]) == 1) return 1
             return 0
         }
+        /^#/ { print relq(relq($0, d, "DATA_DIR/"), h, "HF_MODELS_DIR/"); next }
+        { for (i = 1; i <= NF; i++) $i = rel($i) }
         combined && header++ && !is_bare($1) { next }
         { print }' "$1" >"$2.tmp$$"
     mv "$2.tmp$$" "$2"
