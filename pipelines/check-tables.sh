@@ -48,11 +48,11 @@ normalize() {
             return out s
         }
         # a row of a model the bare clone has: its first field starts with a BARE_ROWS prefix
-        function is_bare(x,   n, i, p) {
-            n = split(bare, p, " ")
-            for (i = 1; i <= n; i++) if (index(x, p[i]) == 1) return 1
+        function is_bare(x,   i) {
+            for (i = 1; i <= nbare; i++) if (index(x, bare_prefix[i]) == 1) return 1
             return 0
         }
+        BEGIN { nbare = split(bare, bare_prefix, " ") }
         /^#/ { print relq(relq($0, d, "DATA_DIR/"), h, "HF_MODELS_DIR/"); next }
         { for (i = 1; i <= NF; i++) $i = rel($i) }
         combined && header++ && !is_bare($1) { next }
