@@ -9,9 +9,9 @@
 # program itself is an order-only prerequisite.
 PROFILE ?= quick
 # kjv-gpt2-bpe-{a,b} are the sink models (docs/TRAIN.md "The sink models"): BPE at context 512
-# without position encoding, with synthetic windows, 10,000 updates (~3,200 CPU s for the
-# 4-layer A, ~2,450 for the 3-layer B) in the full profile. The quick profile keeps one of them on 1,500 updates (~510 CPU s), so that
-# `make test` stays short.
+# without position encoding, with synthetic windows, 10,000 updates (~3,200 CPU s for the 4-layer A,
+# ~2,450 for the 3-layer B) in the full profile. The quick profile keeps one of them on 1,500
+# updates (~510 CPU s), so that `make test` stays short.
 TRAIN_MODELS_full  := kjv-gpt2-s kjv-gpt2-m kjv-gpt2-l kjv-gpt2-bpe-a kjv-gpt2-bpe-b kjv-llama-m kjv-bert-m
 TRAIN_MODELS_quick := kjv-gpt2-s kjv-gpt2-m kjv-gpt2-l kjv-gpt2-bpe-a kjv-llama-m kjv-bert-m
 TRAIN_THREADS ?= 1
