@@ -129,7 +129,10 @@ static hid_t create_file(const char *path, int netcdf) {
     H5Pclose(fcpl);
     if (f < 0) die_data(path, "cannot create HDF5 output");
     for (int i = 0; i < MAX_CREATED; i++)
-        if (g_created[i].f == 0) { g_created[i].f = f; g_created[i].image = image; g_created[i].netcdf = netcdf; break; }
+        if (g_created[i].f == 0) {
+            g_created[i].f = f, g_created[i].image = image, g_created[i].netcdf = netcdf;
+            break;
+        }
     return f;
 }
 

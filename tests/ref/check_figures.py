@@ -129,7 +129,8 @@ def cmd_band(gp, common, tsv, work):
     pal = palette(common)
     colours = [pal[int(k) - 1] for k in re.findall(r"C\[(\d+)\]", cols.group(1))]
     dashes = [x.strip() for x in dash.group(1).split(",")]
-    ok = tap(len(colours) > 1 and len(colours) == len(dashes) and len(set(colours)) == len(colours) and len(set(dashes)) == len(dashes),
+    distinct = len(set(colours)) == len(colours) and len(set(dashes)) == len(dashes)
+    ok = tap(len(colours) > 1 and len(colours) == len(dashes) and distinct,
              "figures: band.gp draws each of %d bands in its own colour and dash type" % len(colours))
     img = gnuplot(gp, os.path.join(work, "band.png"), **{"in": tsv})
     counts = [pixels_of(img, rgb(c), 2) for c in colours] or [0]
