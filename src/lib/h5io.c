@@ -79,12 +79,28 @@ hid_t h5io_open(const char *path, char sha[65]) {
 
 /* Which created file belongs to which output path (stdout images have no file name). */
 #define MAX_CREATED 32
-static struct { hid_t f; char *image; } g_created[MAX_CREATED];
+static struct { hid_t f; char *image; int netcdf; } g_created[MAX_CREATED];
 
-static hid_t file_create_plist(void) {
+/* netCDF-4 wants the creation order of links and attributes tracked and indexed in every group
+ * (and of attributes on every dataset), so that netCDF-C lists them in the order written. */
+static void track_order(hid_t plist, int links) {
+    unsigned flags = H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED;
+    if (links) H5Pset_link_creation_order(plist, flags);
+    H5Pset_attr_creation_order(plist, flags);
+}
+
+static hid_t file_create_plist(int netcdf) {
     hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
     H5Pset_obj_track_times(fcpl, 0);
+    if (netcdf) track_order(fcpl, 1);
     return fcpl;
+}
+
+/* Whether f was made by h5io_create_netcdf (f is the file id every writer passes). */
+static int is_netcdf(hid_t f) {
+    for (int i = 0; i < MAX_CREATED; i++)
+        if (g_created[i].f == f) return g_created[i].netcdf;
+    return 0;
 }
 
 /* Stdout outputs go through a private temporary file: HDF5 1.10's in-memory file images of
@@ -100,12 +116,12 @@ static char *stdout_tmp_name(void) {
     return name;
 }
 
-hid_t h5io_create(const char *path) {
+static hid_t create_file(const char *path, int netcdf) {
     h5io_quiet();
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     /* v18 object headers allow attributes over 64 KiB (long provenance chains) */
     H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_V110);
-    hid_t fcpl = file_create_plist();
+    hid_t fcpl = file_create_plist(netcdf);
     const char *tmp = cli_out_begin(path);
     char *image = tmp ? NULL : stdout_tmp_name();
     hid_t f = H5Fcreate(tmp ? tmp : image, H5F_ACC_TRUNC, fcpl, fapl);
@@ -113,14 +129,29 @@ hid_t h5io_create(const char *path) {
     H5Pclose(fcpl);
     if (f < 0) die_data(path, "cannot create HDF5 output");
     for (int i = 0; i < MAX_CREATED; i++)
-        if (g_created[i].f == 0) { g_created[i].f = f; g_created[i].image = image; break; }
+        if (g_created[i].f == 0) {
+            g_created[i].f = f, g_created[i].image = image, g_created[i].netcdf = netcdf;
+            break;
+        }
+    return f;
+}
+
+hid_t h5io_create(const char *path) { return create_file(path, 0); }
+
+hid_t h5io_create_netcdf(const char *path) {
+    hid_t f = create_file(path, 1);
+    h5io_attr_str(f, "/", "Conventions", "CF-1.8");
     return f;
 }
 
 void h5io_finish(hid_t f, const char *path) {
     char *image = NULL;
     for (int i = 0; i < MAX_CREATED; i++)
-        if (g_created[i].f == f) { image = g_created[i].image; g_created[i].f = 0; g_created[i].image = NULL; break; }
+        if (g_created[i].f == f) {
+            image = g_created[i].image;
+            g_created[i].f = 0, g_created[i].image = NULL, g_created[i].netcdf = 0;
+            break;
+        }
     if (H5Fclose(f) < 0) die_data(path, "cannot close HDF5 output");
     if (!image) { cli_out_commit(path); return; }
     size_t n;
@@ -201,6 +232,7 @@ static void ensure_groups(hid_t f, const char *name) {
         if (H5Lexists(f, buf, H5P_DEFAULT) <= 0) {
             hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
             H5Pset_obj_track_times(gcpl, 0);
+            if (is_netcdf(f)) track_order(gcpl, 1);
             hid_t g = H5Gcreate2(f, buf, H5P_DEFAULT, gcpl, H5P_DEFAULT);
             if (g < 0) die_data("-", "cannot create group '%s'", buf);
             H5Gclose(g);
@@ -208,6 +240,30 @@ static void ensure_groups(hid_t f, const char *name) {
         }
         *p = '/';
     }
+}
+
+/* netCDF-4 files: a fill value of the dataset's own type, NaN for floats (the `_FillValue`
+ * attribute too) and netCDF's default NC_FILL_INT for integers. Integers get no `_FillValue`
+ * attribute: every int32 is a valid value there (fixed-point limbs, counts, indices), and xarray
+ * would turn any integer variable with one into float64. */
+static void netcdf_fill(hid_t dcpl, hid_t filetype) {
+    if (H5Tget_class(filetype) == H5T_FLOAT) {
+        double nan = NAN;
+        H5Pset_fill_value(dcpl, H5T_NATIVE_DOUBLE, &nan);
+    } else {
+        int fill = -2147483647;
+        H5Pset_fill_value(dcpl, H5T_NATIVE_INT, &fill);
+    }
+}
+
+static void netcdf_fill_attr(hid_t d, hid_t filetype) {
+    if (H5Tget_class(filetype) != H5T_FLOAT) return;
+    double nan = NAN;
+    hid_t sp = H5Screate(H5S_SCALAR);
+    hid_t a = H5Acreate2(d, "_FillValue", filetype, sp, H5P_DEFAULT, H5P_DEFAULT);
+    if (a < 0 || H5Awrite(a, H5T_NATIVE_DOUBLE, &nan) < 0) die_data("-", "cannot write attribute '_FillValue'");
+    H5Aclose(a);
+    H5Sclose(sp);
 }
 
 /* Create intermediate groups, then a contiguous (small) or chunked+deflated (large) dataset. */
@@ -218,10 +274,13 @@ static void write_typed(hid_t f, const char *name, int rank, const hsize_t *dims
     H5Pset_create_intermediate_group(lcpl, 1);
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
     H5Pset_obj_track_times(dcpl, 0);
+    int netcdf = is_netcdf(f);
+    if (netcdf) track_order(dcpl, 0), netcdf_fill(dcpl, filetype);
     hid_t sp = H5Screate_simple(rank, dims, NULL);
     hid_t d = H5Dcreate2(f, name, filetype, sp, lcpl, dcpl, H5P_DEFAULT);
     if (d < 0 || H5Dwrite(d, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
         die_data("-", "cannot write dataset '%s'", name);
+    if (netcdf) netcdf_fill_attr(d, filetype);
     H5Dclose(d);
     H5Sclose(sp);
     H5Pclose(dcpl);
@@ -442,4 +501,9 @@ void h5io_label_attention(hid_t f) {
     if (h5io_exists(f, "valid")) h5io_label_dims(f, "valid", "/", 2, pos);
     if (h5io_exists(f, "layer_index")) h5io_label_dims(f, "layer_index", "/", 1, axes + 1);
     if (h5io_exists(f, "head_index")) h5io_label_dims(f, "head_index", "/", 1, axes + 2);
+}
+
+void h5io_describe(hid_t f, const char *dset, const char *long_name, const char *units) {
+    h5io_attr_str(f, dset, "long_name", long_name);
+    h5io_attr_str(f, dset, "units", units);
 }
