@@ -278,6 +278,7 @@ typedef struct {
     long long zeros;
     float *out;               /* the block being written */
     double *row;              /* one gathered row */
+    double *blk;              /* the block read */
     const char *hint;         /* what a refused row suggests (--log, a softmax), or "" */
 } importer;
 
@@ -493,7 +494,8 @@ int main(int argc, char **argv) {
         free(v);
         check_some_valid(o.valid, im.valid, S, T);
     }
-    double *blk = xmalloc(sizeof *blk * (size_t)im.g.H * T * T);
+    /* held in im, like its other buffers, so that an exit through die_data leaves nothing unreachable */
+    double *blk = im.blk = xmalloc(sizeof *blk * (size_t)im.g.H * T * T);
     im.causal = o.causal >= 0 ? o.causal : infer_causal(&im, blk);
     if (im.causal && im.valid) check_right_padding(&im);
 
