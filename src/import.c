@@ -55,9 +55,13 @@ static void usage(void) {
            "(closer ones are kept as given, so float32 log input round-trips exactly); zeros\n"
            "become X and the other parts shrink by 1 - zX (METHODS §1); the count is the\n"
            "'zero_replaced' attribute. Output values are log-probabilities.\n\n"
-           "Memory: one (sequence, layer) block, 20*H*T*T bytes, for every input kind except\n"
-           "Fortran-ordered .npz members (read whole). Without --causal/--bidirectional the\n"
-           "inputs are read twice. stdin is copied to a temporary file first.\n", cli_prog());
+           "Memory: one (sequence, layer) block, 20*H*T*T bytes (H*T*T at most 2^28), for\n"
+           "every input kind except Fortran-ordered .npz members (read whole, at most 2 GiB).\n"
+           "Sizes a file declares are checked against what it holds before anything is\n"
+           "allocated: .npz members against the archive (deflate: at most 1032x), HDF5 datasets\n"
+           "against the chunks and bytes stored (no external storage, every filter available).\n"
+           "Without --causal/--bidirectional the inputs are read twice. stdin is copied to a\n"
+           "temporary file first. docs/IMPORT.md has the details.\n", cli_prog());
 }
 
 /* What each input array holds; AUTO picks by rank and count (find_layout). */
