@@ -34,6 +34,8 @@ bad "HDF5: 236 GB chunked dataset with no chunk written (hung before)" \
     "h5_sparse.h5: array '/a': 0 of 14400000 chunks are stored, the rest is fill value never written \\(235929600000 bytes declared, 0 stored\\)" \
     "$B/h5_sparse.h5:/a"
 bad "HDF5: 1 of 4 chunks written" "h5_partial.h5: array '/a': 1 of 4 chunks are stored" "$B/h5_partial.h5:/a"
+bad "HDF5: a 1 MiB gzip chunk stored in 10 bytes" \
+    "h5_bomb.h5: array '/a': 1048576 bytes declared from 10 stored, more than its filters can expand \\(1032x\\)" "$B/h5_bomb.h5:/a"
 bad "HDF5: contiguous storage never allocated" "h5_unalloc.h5: array '/a': 0 of the 256 bytes declared are stored" "$B/h5_unalloc.h5:/a"
 bad "HDF5: 1 GiB external storage in /dev/zero" "h5_external.h5: array '/a': its data are outside the file \\(external storage\\)" "$B/h5_external.h5:/a"
 check "control: a gzip-chunked HDF5 dataset is read" "$IMP" "$B/h5_good.h5:/a" "$T/h5good.h5"

@@ -460,9 +460,12 @@ static const char *filter_name(H5Z_filter_t id, const char *recorded) {
     return "unregistered";
 }
 
-/* Every filter of the pipeline must be available here, else reading fails deep inside HDF5. */
-static void check_h5_filters(const char *file, const char *dset, hid_t dcpl) {
+/* Every filter of the pipeline must be available here, else reading fails deep inside HDF5.
+ * Returns how many times its stored size the data can be: 1 without a compressing filter,
+ * deflate's 1032 with gzip, 0 (no bound) with szip, nbit or scale-offset. */
+static uint64_t check_h5_filters(const char *file, const char *dset, hid_t dcpl) {
     int n = H5Pget_nfilters(dcpl);
+    uint64_t ratio = 1;
     for (int i = 0; i < n; i++) {
         unsigned flags, conf;
         size_t ncd = 0;
@@ -471,7 +474,10 @@ static void check_h5_filters(const char *file, const char *dset, hid_t dcpl) {
         if (id < 0 || H5Zfilter_avail(id) <= 0)
             die_data(file, "array '%s': unsupported filter %s (HDF5 filter id %d); rewrite the dataset "
                            "with gzip or no compression (h5repack -f NONE)", dset, filter_name(id, name), (int)id);
+        if (id == H5Z_FILTER_DEFLATE && ratio) ratio = DEFLATE_MAX_RATIO;
+        else if (id != H5Z_FILTER_SHUFFLE && id != H5Z_FILTER_FLETCHER32) ratio = 0;
     }
+    return ratio;
 }
 
 /* The bytes the dataset declares must be stored in the file before any block is read: a few-kB
@@ -485,7 +491,7 @@ static void check_h5_storage(const char *file, const ai_array *a, hid_t fid) {
         die_data(file, "array '%s': its data are outside the file (%s); import reads only data stored in "
                        "the file (h5repack copies them in)", a->name,
                  layout == H5D_VIRTUAL ? "a virtual dataset" : "external storage");
-    check_h5_filters(file, a->name, dcpl);
+    uint64_t max_ratio = check_h5_filters(file, a->name, dcpl);
     hsize_t chunk[AI_MAX_RANK];
     int crank = layout == H5D_CHUNKED ? H5Pget_chunk(dcpl, AI_MAX_RANK, chunk) : 0;
     H5Pclose(dcpl);
@@ -507,6 +513,10 @@ static void check_h5_storage(const char *file, const ai_array *a, hid_t fid) {
             die_data(file, "array '%s': %llu of %.0f chunks are stored, the rest is fill value never "
                            "written (%llu bytes declared, %llu stored)", a->name, (unsigned long long)have, want,
                      (unsigned long long)declared, (unsigned long long)stored);
+        if (max_ratio && stored < declared / max_ratio)
+            die_data(file, "array '%s': %llu bytes declared from %llu stored, more than its filters can "
+                           "expand (%llux)", a->name, (unsigned long long)declared, (unsigned long long)stored,
+                     (unsigned long long)max_ratio);
     } else if (stored < declared) {
         die_data(file, "array '%s': %llu of the %llu bytes declared are stored, the rest is fill value "
                        "never written", a->name, (unsigned long long)stored, (unsigned long long)declared);

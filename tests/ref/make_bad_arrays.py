@@ -19,6 +19,7 @@ Each file is small (a few kB) and differs from a valid one by one defect:
   h5_unalloc.h5       /a contiguous [2,2,4,4], never written (late allocation)
   h5_external.h5      /a [1,16384,16384] float32 (1 GiB) stored externally in /dev/zero
   h5_lzf.h5           /a [2,4,4] LZF-compressed (h5py's filter, absent from libhdf5)
+  h5_bomb.h5          /a [1,512,512] float32 gzip, its one 1 MiB chunk stored as 10 bytes
   h5_good.h5          /a chunked, gzip-compressed [2,4,4] causal (control)
   logp.npy            log-probabilities (causal, -inf above the diagonal)
   logp_bidir.npy      bidirectional log-probabilities (no -inf)
@@ -117,6 +118,9 @@ def main():
         f.create_dataset("a", shape=(1, 16384, 16384), dtype="f4", external=[("/dev/zero", 0, 1 << 30)])
     with h5py.File(p("h5_lzf.h5"), "w") as f:
         f.create_dataset("a", data=causal(), compression="lzf")
+    with h5py.File(p("h5_bomb.h5"), "w") as f:
+        x = f.create_dataset("a", shape=(1, 512, 512), dtype="f4", chunks=(1, 512, 512), compression="gzip")
+        x.id.write_direct_chunk((0, 0, 0), zlib.compress(b"\0" * 16)[:10])
     with h5py.File(p("h5_good.h5"), "w") as f:
         f.create_dataset("a", data=causal(), compression="gzip", chunks=(1, T, T))
 
