@@ -174,11 +174,14 @@ static int parse_bool(const char *file, const char *name, const char *v) {
     return t;
 }
 
+/* The header being parsed: reachable from here when a refusal exits (no leak report). */
+static void *held_hdr;
+
 /* Returns the header length (offset of the data); n bytes are available at b. */
 static size_t parse_npy(const char *file, const char *name, const unsigned char *b, size_t n, npy_info *o) {
     size_t hl, start = npy_prefix(file, name, b, n, &hl);
     if (hl > NPY_MAX_HEADER || start + hl > n) die_data(file, "array '%s': truncated .npy header", name);
-    char *hdr = xmalloc(hl + 1);
+    char *hdr = held_hdr = xmalloc(hl + 1);
     memcpy(hdr, b + start, hl);
     hdr[hl] = 0;
     const char *d = dict_value(hdr, "'descr'"), *f = dict_value(hdr, "'fortran_order'");
@@ -188,9 +191,21 @@ static size_t parse_npy(const char *file, const char *name, const unsigned char 
     o->fortran = parse_bool(file, name, f);
     parse_shape_tuple(file, name, sh, o);
     free(hdr);
+    held_hdr = NULL;
     return start + hl;
 }
 
+/* The element count of a parsed header, checked so that count x 8 bytes fits an int64. */
+static int64_t npy_numel(const char *file, const char *name, const npy_info *in) {
+    int64_t n = 1;
+    for (int i = 0; i < in->rank; i++) {
+        if (in->shape[i] && n > (INT64_MAX / 8) / in->shape[i]) die_data(file, "array '%s': too many elements", name);
+        n *= in->shape[i];
+    }
+    return n;
+}
+
+/* Called once every check has passed: a refusal never leaves an unreachable array behind. */
 static ai_array *array_from_npy(const char *file, const char *name, const npy_info *in) {
     ai_array *a = xcalloc(1, sizeof *a);
     a->file = xstrdup(file);
@@ -201,11 +216,6 @@ static ai_array *array_from_npy(const char *file, const char *name, const npy_in
     a->fortran = in->fortran;
     a->rank = in->rank;
     memcpy(a->shape, in->shape, sizeof a->shape);
-    int64_t n = 1;
-    for (int i = 0; i < a->rank; i++) {
-        if (a->shape[i] && n > (INT64_MAX / 8) / a->shape[i]) die_data(file, "array '%s': too many elements", name);
-        n *= a->shape[i];
-    }
     return a;
 }
 
@@ -256,18 +266,18 @@ static void add_npy(ai_set *s, ai_file_rec *r, const char *file, const char *pat
         if (r->map == MAP_FAILED) { r->map = NULL; die_data(file, "cannot map: %s", strerror(errno)); }
     }
     const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
-    char *name = xstrdup(base);
+    char name[4096];
+    snprintf(name, sizeof name, "%s", base);
     char *dot = strrchr(name, '.');
     if (dot && dot != name) *dot = 0;
     npy_info in;
     size_t off = parse_npy(file, name, r->map, r->size, &in);
+    int64_t n = npy_numel(file, name, &in);
+    if ((uint64_t)(r->size - off) < (uint64_t)n * (uint64_t)in.esize)
+        die_data(file, "array '%s': truncated: %zu data bytes for %lld elements", name, r->size - off, (long long)n);
     ai_array *a = array_from_npy(file, name, &in);
-    if ((uint64_t)(r->size - off) < (uint64_t)numel(a) * a->esize)
-        die_data(file, "array '%s': truncated: %zu data bytes for %lld elements", name, r->size - off,
-                 (long long)numel(a));
     a->kind = SRC_MEM;
     a->data = r->map + off;
-    free(name);
     push_array(s, a);
 }
 
@@ -319,7 +329,7 @@ static void add_npz_member(ai_set *s, const char *file, zip_t *za, zip_uint64_t 
                            uint64_t archive_bytes) {
     uint64_t member_bytes = npz_member_size(file, name, za, idx, archive_bytes);
     ai_array tmp = {.file = (char *)file, .name = (char *)name, .za = za, .zidx = idx};
-    zip_file_t *zf = zip_member_open(&tmp);
+    zip_file_t *zf = tmp.zf = zip_member_open(&tmp);
     /* the prefix is 10 bytes (version 1) or 12: read what the version says, never more, so a
      * header length of 0 or 1 cannot make the prefix longer than the header buffer */
     unsigned char head[12];
@@ -328,25 +338,27 @@ static void add_npz_member(ai_set *s, const char *file, zip_t *za, zip_uint64_t 
     size_t len, start = npy_prefix(file, name, head, head[6] == 1 ? 10 : 12, &len);
     if (len > NPY_MAX_HEADER) die_data(file, "array '%s': malformed .npy header (length %zu)", name, len);
     size_t hl = start + len;
-    unsigned char *hdr = xmalloc(hl);
+    unsigned char *hdr = tmp.raw = xmalloc(hl);   /* in tmp: reachable if a check below exits */
     memcpy(hdr, head, start);
     zip_read_exact(&tmp, zf, hdr + start, hl - start);
     npy_info in;
     parse_npy(file, name, hdr, hl, &in);
     free(hdr);
+    tmp.raw = NULL;
+    int64_t n = npy_numel(file, name, &in);
+    uint64_t data_bytes = (uint64_t)n * (uint64_t)in.esize;
+    if (member_bytes < hl + data_bytes)
+        die_data(file, "array '%s': truncated: %llu data bytes for %lld elements", name,
+                 (unsigned long long)(member_bytes < hl ? 0 : member_bytes - hl), (long long)n);
+    if (in.fortran && data_bytes > AI_MAX_WHOLE_BYTES)
+        die_data(file, "array '%s': Fortran-ordered, so read whole: %llu bytes, above the cap of %llu",
+                 name, (unsigned long long)data_bytes, (unsigned long long)AI_MAX_WHOLE_BYTES);
     ai_array *a = array_from_npy(file, name, &in);
     a->kind = SRC_ZIP;
     a->za = za;
     a->zidx = idx;
     a->zhdr = hl;
     a->zf = zf;
-    uint64_t data_bytes = (uint64_t)numel(a) * a->esize;
-    if (member_bytes < hl + data_bytes)
-        die_data(file, "array '%s': truncated: %llu data bytes for %lld elements", name,
-                 (unsigned long long)(member_bytes < hl ? 0 : member_bytes - hl), (long long)numel(a));
-    if (a->fortran && data_bytes > AI_MAX_WHOLE_BYTES)
-        die_data(file, "array '%s': Fortran-ordered, so read whole: %llu bytes, above the cap of %llu",
-                 name, (unsigned long long)data_bytes, (unsigned long long)AI_MAX_WHOLE_BYTES);
     push_array(s, a);
 }
 
@@ -527,7 +539,9 @@ static void add_h5(ai_set *s, ai_file_rec *r, const char *file, const char *path
     if (!dset) die_data(file, "an HDF5 input names its dataset: FILE:/PATH");
     if (r->h5 < 0) r->h5 = h5io_open(path, NULL);
     if (!h5io_exists(r->h5, dset)) die_data(file, "no dataset '%s'", dset);
-    ai_array *a = xcalloc(1, sizeof *a);
+    /* held at file scope until pushed, so that a refusal below leaves it reachable */
+    static ai_array *held;
+    ai_array *a = held = xcalloc(1, sizeof *a);
     a->file = xstrdup(file);
     a->name = xstrdup(dset);
     a->kind = SRC_H5;
@@ -554,6 +568,7 @@ static void add_h5(ai_set *s, ai_file_rec *r, const char *file, const char *path
     if (n * (double)sz > (double)(INT64_MAX / 8)) die_data(file, "array '%s': too many elements", dset);
     check_h5_storage(file, a, r->h5);
     push_array(s, a);
+    held = NULL;
 }
 
 /* FILE, FILE:NAME or FILE:/PATH; a name that exists as a file is taken whole. */
