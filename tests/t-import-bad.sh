@@ -87,3 +87,6 @@ expect_error "layout: --per-layer with --layout LHTT" 2 "^import: --layout LHTT 
     "$IMP" --per-layer --layout LHTT "$B/lhtt.npy" "$O"
 expect_error "layout: --layout LHTT with two arrays" 2 "^import: --layout LHTT reads one array; 2 were given$" "$O" \
     "$IMP" --layout LHTT "$B/lhtt.npy" "$B/lhtt.npy" "$O"
+"$IMP" --layout HTT "$B/good.npz" "$B/good.npz" "$T/htt.h5" 2>"$T/lay3.err"
+check "layout: --layout HTT on a list of two [H,T,T] arrays" grep -qx 'import: per-layer \[H,T,T\] read as 1 sequence × 2 layers × 2 heads, T = 4' "$T/lay3.err"
+bad "layout: --layout SHTT on [H,T,T] arrays" "good.npz: array 'layer_0': shape \\[2,4,4\\] does not fit: --layout SHTT needs rank 4" --layout SHTT "$B/good.npz" "$B/good.npz"
