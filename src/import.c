@@ -102,13 +102,15 @@ static void unhide_stdin_specs(int argc, char **argv, const char **values[], int
     free(hidden);
 }
 
-static void set_layout(imp_opts *o, const char *name, const char *opt) {
-    layout_code want = LAYOUT_AUTO;
-    for (int i = LAYOUT_SLHTT; i <= LAYOUT_HTT; i++)
+/* --layout NAME, or --per-layer (name NULL: SHTT) */
+static void set_layout(imp_opts *o, const char *name) {
+    layout_code want = name ? LAYOUT_AUTO : LAYOUT_SHTT;
+    for (int i = LAYOUT_SLHTT; name && i <= LAYOUT_HTT; i++)
         if (!strcmp(name, layout_names[i])) want = (layout_code)i;
-    if (want == LAYOUT_AUTO) die_usage("%s '%s': expected SLHTT, LHTT, SHTT or HTT", opt, name);
+    if (want == LAYOUT_AUTO) die_usage("--layout '%s': expected SLHTT, LHTT, SHTT or HTT", name);
     if (o->layout != LAYOUT_AUTO && o->layout != want)
-        die_usage("%s %s conflicts with the layout given before (%s)", opt, name, layout_names[o->layout]);
+        die_usage("%s%s conflicts with the layout given before (%s)", name ? "--layout " : "--per-layer",
+                  name ? name : "", layout_names[o->layout]);
     o->layout = want;
 }
 
@@ -135,7 +137,8 @@ static void parse_args(int argc, char **argv, imp_opts *o) {
         case 'm': o->model = optarg; break;
         case 'f': o->family = optarg; break;
         case 'x': o->text = optarg; break;
-        case 'p': case 'L': set_layout(o, c == 'p' ? "SHTT" : optarg, c == 'p' ? "--per-layer" : "--layout"); break;
+        case 'p': set_layout(o, NULL); break;
+        case 'L': set_layout(o, optarg); break;
         case 'h': usage(); exit(0);
         case 'V': cli_print_version(); exit(0);
         default: die_usage("unknown or incomplete option (see --help)");
