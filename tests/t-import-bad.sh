@@ -61,6 +61,7 @@ bad "HDF5: LZF-compressed dataset" "h5_lzf.h5: array '/a': unsupported filter lz
 
 # ---- 43.6: guidance ----
 bad "torch.save zip (.pt)" "torch_zip.pt: a PyTorch torch.save file \\(pickle\\), not arrays; save attention with numpy.save" "$B/torch_zip.pt"
+check "control: safetensors whose header length (640) begins 80 02, as a pickle does" "$IMP" "$B/st640.safetensors" "$T/st640.h5"
 bad "torch.save legacy pickle (.pt)" "torch_legacy.pt: a PyTorch torch.save file \\(pickle\\)" "$B/torch_legacy.pt"
 bad "log-probabilities without --log (-Inf)" "array 'logp': -Inf at key 1 in row \\(sequence 0, layer 0, head 0, query 0\\); log-probabilities\\? use --log$" "$B/logp.npy"
 bad "log-probabilities without --log (no -Inf)" "array 'logp_bidir': negative probability -1.60944 at key 0 .*; log-probabilities\\? use --log$" "$B/logp_bidir.npy"

@@ -166,8 +166,8 @@ static size_t npy_prefix(const char *file, const char *name, const unsigned char
 /* fortran_order is a Python literal: True or False, nothing else */
 static int parse_bool(const char *file, const char *name, const char *v) {
     int t = !strncmp(v, "True", 4), f = !strncmp(v, "False", 5);
-    const char *end = v + (t ? 4 : 5);
-    if ((!t && !f) || (*end != ',' && *end != '}' && *end != ' ')) {
+    char after = t ? v[4] : f ? v[5] : 0;
+    if ((!t && !f) || (after != ',' && after != '}' && after != ' ')) {
         int n = (int)strcspn(v, ",}");
         die_data(file, "array '%s': fortran_order is '%.*s', not True or False", name, n < 20 ? n : 20, v);
     }
@@ -609,10 +609,11 @@ void ai_add(ai_set *s, const char *spec) {
         add_npz(s, r, file, path, name);
     } else if (!memcmp(magic, "\x89HDF\r\n\x1a\n", 8)) {
         add_h5(s, r, file, path, name);
-    } else if (magic[0] == 0x80 && magic[1] >= 2 && magic[1] <= 5) {   /* pickle protocol 2..5 */
-        die_torch(file);
     } else if (got == 8 && (magic[7] | magic[6] | magic[5]) == 0) {
         add_safetensors(s, r, file, path, name);
+    } else if (magic[0] == 0x80 && magic[1] >= 2 && magic[1] <= 5) {
+        /* pickle protocol 2..5; after safetensors, whose header length may begin 80 02 */
+        die_torch(file);
     } else {
         die_data(file, "not a .npy, .npz, safetensors or HDF5 file");
     }

@@ -24,6 +24,7 @@ Each file is small (a few kB) and differs from a valid one by one defect:
   logp.npy            log-probabilities (causal, -inf above the diagonal)
   logp_bidir.npy      bidirectional log-probabilities (no -inf)
   scores.npy          raw scores (before a softmax)
+  st640.safetensors   a valid [2,4,4] tensor whose header length, 640, begins 80 02 like a pickle
   lhtt.npy            [2,3,4,4] causal: read as [L,H,T,T] or (--layout SHTT) [S,H,T,T]
 """
 import bz2
@@ -132,6 +133,8 @@ def main():
     rng = np.random.default_rng(39)
     np.save(p("scores.npy"), rng.normal(0, 1, (2, 3, 5, 5)).astype(np.float32))
     np.save(p("lhtt.npy"), causal(3, 4, (2,)))
+    hdr = '{"layer_0":{"dtype":"F32","shape":[2,4,4],"data_offsets":[0,128]}}'.ljust(640).encode()
+    open(p("st640.safetensors"), "wb").write(struct.pack("<Q", 640) + hdr + causal().tobytes())
 
 
 if __name__ == "__main__":
