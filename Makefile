@@ -177,7 +177,7 @@ clean:
 	rm -rf $(BUILD) $(BIN)/* results
 
 -include $(wildcard $(BUILD)/lib/*.d $(BUILD)/prog/*.d $(BUILD)/tests/*.d)
-include pipelines/corpus.mk pipelines/train.mk pipelines/models.mk pipelines/analysis.mk \
+include pipelines/sched.mk pipelines/corpus.mk pipelines/train.mk pipelines/models.mk pipelines/analysis.mk \
         pipelines/collapse.mk pipelines/theory.mk pipelines/regime.mk pipelines/paper.mk
 
 # The reproduction: every table of results/$(PROFILE)/tables, then the paper's figures and text.
