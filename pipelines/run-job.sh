@@ -23,7 +23,8 @@
 #                             2 x parameters x tokens at 5 GFLOP/s per core (parameters taken as
 #                             bytes / 2), at least 10 minutes
 #   --recipe CONF --profile P a training recipe (configs/NAME.conf): one thread per model
-#                             (train --threads), 6 x parameters x tokens of training
+#                             (train --threads), 2 GB; time from 6 x parameters x tokens of
+#                             training at 3 GFLOP/s per CPU, plus 10 minutes
 #   otherwise                 1 CPU, 4096 MB, 120 minutes (distance, frames: streaming passes)
 # Overrides from the environment (make passes its command-line variables):
 #   SLURM_PARTITION, SLURM_ACCOUNT  -p / -A of every job
@@ -107,11 +108,14 @@ size_model() {
 conf() { sed -n "s/^$1[[:space:]]*=[[:space:]]*//p" "$recipe" | head -1; }
 size_train() {
     [ -f "$recipe" ] || die "$recipe: no such recipe"
-    local L D ctx batch steps
+    local L D ctx batch steps merges
     L=$(conf layers) D=$(conf d_model) ctx=$(conf context) batch=$(conf batch) steps=$(conf "steps_$profile")
+    merges=$(conf bpe_merges)
     : "${cpus:=1}" "${mem:=2048}"
-    : "${time:=$(awk -v L="${L:-4}" -v D="${D:-128}" -v c="${ctx:-512}" -v b="${batch:-16}" -v s="${steps:-10000}" -v n="$cpus" 'BEGIN {
-        p = 12 * L * D * D + 50000 * D; m = 6 * p * b * c * s / (1e9 * n * 60); m = int(3 * m) + 10; print m }')}"
+    # 3e9 parameter-FLOP/s per CPU: a quarter of what kjv-gpt2-bpe-a measured (3,200 CPU s)
+    : "${time:=$(awk -v L="${L:-4}" -v D="${D:-128}" -v c="${ctx:-512}" -v b="${batch:-16}" -v s="${steps:-10000}" \
+        -v V=$((256 + ${merges:-0})) -v n="$cpus" 'BEGIN {
+        p = 12 * L * D * D + V * D; m = 6 * p * b * c * s / (3e9 * n * 60); print int(m) + 10 }')}"
 }
 if [ -n "$model" ]; then size_model
 elif [ -n "$recipe" ]; then size_train
