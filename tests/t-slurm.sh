@@ -158,6 +158,7 @@ else
     fail "the rerun: status $rc: $(grep -m3 -E 'run-job|\*\*\*' "$T/slurm2.log" | tr '\n' ' ')"
 fi
 check "the rerun redid only the cancelled shard (${redone:-none})" test "$redone" = "--seqs 2:4 "
+check "then make has nothing to do (the merged shards are gone, not missing)" make -q "${V[@]}" "${S[@]}" "${GOALS[@]}"
 n=$(peak)
 check "at least 3 jobs ran side by side (peak $n extract runs at once)" test "$n" -ge 3
 diff -r "$T/local/tables" "$R/tables" >"$T/tables.diff" 2>&1
@@ -202,4 +203,37 @@ if [ $rc -eq 0 ] && cmp -s "$T/local/tables/prune-stories260K.tsv" "$table"; the
     ok "salloc make finishes the table (one srun step per mask), equal to the local run's bytes"
 else
     fail "salloc make: status $rc; $(grep -m2 -E 'run-job|\*\*\*' "$T/salloc.log" | tr '\n' ' ')"
+fi
+
+# the scripts that start a job per mask or per checkpoint give the tables of their serial runs:
+# perplexity.sh on an image model (top-1 agreement, predictions files per job) and collapse.sh
+# on three checkpoints of a tiny GPT-2
+export SLURM_LOGS=$T/logs
+$PYTHON tests/ref/make_tiny_vit.py "$T/vit" >/dev/null || fail "make_tiny_vit"
+mkdir -p "$T/vmasks"
+printf '0 0\n' >"$T/vmasks/js_keep-25.txt"; printf '0 1\n1 0\n' >"$T/vmasks/random1-50.txt"
+ppl_table() { pipelines/perplexity.sh vit "$T/bin/extract" "$T/vit" "$T/vmasks" "$T/vit.tsv" --images "$EMBED/images"; }
+ppl_table && mv "$T/vit.tsv" "$T/vit-local.tsv"
+RUN_JOB=pipelines/run-job.sh JOB_NAME=ppl-vit ppl_table
+check "perplexity.sh with a job per mask: the image model's agreement table equals the serial run's" \
+    cmp "$T/vit-local.tsv" "$T/vit.tsv"
+for s in 1 2 3; do $PYTHON tests/ref/make_tiny.py gpt2 "$T/ck/checkpoints/step-00000$s" --seed $s || fail "make_tiny"; done
+printf '1 2 3 4 5 6 7 8\n9 10 11 12 13 14 15 16\n' >"$T/ck.ids"
+collapse() { pipelines/collapse.sh "$T/bin" "$T/ck" "$T/ckwork" "$T/collapse.tsv" "$T/series.tsv" --ids "$T/ck.ids"; }
+mkdir -p "$T/ckwork"
+collapse && mv "$T/collapse.tsv" "$T/collapse-local.tsv" && mv "$T/series.tsv" "$T/series-local.tsv" && rm -r "$T/ckwork"
+mkdir -p "$T/ckwork"
+rm -f "$T/events"
+RUN_JOB=pipelines/run-job.sh JOB_NAME=collapse-tiny collapse
+check "collapse.sh with a job per checkpoint ($(grep -c '^start' "$T/events") extract jobs): tables equal the serial run's" \
+    sh -c "cmp '$T/collapse-local.tsv' '$T/collapse.tsv' && cmp '$T/series-local.tsv' '$T/series.tsv'"
+
+# distance in shards (DIST_SHARDS): the same numbers; only the provenance lines differ
+rm "$R/dist/stories260K.h5"
+make -s -j16 "${V[@]}" "${S[@]}" DIST_SHARDS=2 "$R/tables/reversal-stories260K.tsv" >"$T/dist.log" 2>&1
+if cmp -s <(grep -v '^#' "$T/local/tables/reversal-stories260K.tsv") <(grep -v '^#' "$R/tables/reversal-stories260K.tsv") &&
+   h5dump -a sequences "$R/dist/stories260K.h5" | grep -q '"0:8"'; then
+    ok "distance in 2 shards joined by distance --merge: the reversal table's rows equal the local run's"
+else
+    fail "DIST_SHARDS=2: $(grep -m2 -E 'run-job|\*\*\*' "$T/dist.log" | tr '\n' ' ')"
 fi
