@@ -9,7 +9,7 @@ $(R)/decomp/$(1).h5 $(R)/tables/sinks-$(1).tsv &: $(R)/attn/$(1).h5 $(BIN)/decom
 	$(BIN)/decompose --tsv $(R)/tables/sinks-$(1).tsv $$< $(R)/decomp/$(1).h5
 
 # DIST_SHARDS > 1 (pipelines/sched.mk): ranges of windows as jobs, joined by distance --merge
-$(1)_DSHARDS := $$(if $$(filter images,$$(call conf,$(1),input)),,$$(if $$(filter-out 1,$(DIST_SHARDS)),$$(call seq_ranges,$(NSEQ),$(DIST_SHARDS))))
+$(1)_DSHARDS := $$(if $$(filter-out 1,$(DIST_SHARDS)),$$(if $$(filter images,$$(call conf,$(1),input)),,$$(call seq_ranges,$(NSEQ),$(DIST_SHARDS))))
 ifeq ($$($(1)_DSHARDS),)
 $(R)/dist/$(1).h5: $(R)/attn/$(1).h5 $(BIN)/distance
 	@mkdir -p $$(@D)

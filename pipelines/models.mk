@@ -87,7 +87,7 @@ $(R)/inputs/$(1)-seed%.ids: $$($(1)_DEP) $(BIN)/sample
 
 # EXTRACT_SHARDS > 1 (pipelines/sched.mk): ranges of windows as jobs of their own, then the merge
 # into the file one run writes; image models stay one run (extract --seqs takes no --images).
-$(1)_SHARDS := $$(if $$(filter images,$$(call conf,$(1),input)),,$$(if $$(filter-out 1,$(EXTRACT_SHARDS)),$$(call seq_ranges,$(NSEQ),$(EXTRACT_SHARDS))))
+$(1)_SHARDS := $$(if $$(filter-out 1,$(EXTRACT_SHARDS)),$$(if $$(filter images,$$(call conf,$(1),input)),,$$(call seq_ranges,$(NSEQ),$(EXTRACT_SHARDS))))
 ifeq ($$($(1)_SHARDS),)
 $(R)/attn/$(1).h5: $$($(1)_DEP) $$($(1)_IN_DEP) $(BIN)/extract
 	@mkdir -p $$(@D)

@@ -136,16 +136,16 @@ unset SLURM_PARTITION SLURM_ACCOUNT
 export OMP_NUM_THREADS=$cpus   # the programs use every core they see unless told
 inside=("$(pwd)/pipelines/run-job.sh" --inside "$base.id" "${outs[@]}" -- "$@")
 
-# The job's state, reason and exit code as slurmctld still remembers them (MinJobAge).
+# The job's state and reason as slurmctld still remembers them (MinJobAge).
 job_state() {
     scontrol show job "$1" -o 2>/dev/null | tr ' ' '\n' | awk -F= '
-        $1 == "JobState" { s = $2 } $1 == "Reason" { r = $2 } $1 == "ExitCode" { e = $2 }
+        $1 == "JobState" { s = $2 } $1 == "Reason" { r = $2 }
         END { if (s == "") s = "ENDED"; printf "%s%s", s, (r != "" && r != "None" ? " (" r ")" : "") }'
 }
 # The program's one-line error: the last stderr line that is not Slurm's own.
 last_error() {
     local l
-    l=$(grep -v -e '^slurmstepd: ' -e '^srun: ' "$1" 2>/dev/null | tail -1)
+    l=$(grep -v -E '^(slurmstepd|srun)(-[^ :]*)?: ' "$1" 2>/dev/null | tail -1)
     [ -n "$l" ] || l=$(tail -1 "$1" 2>/dev/null)
     printf '%s' "${l:-no error message}"
 }
