@@ -20,6 +20,16 @@ if [ "$(id -u)" != 0 ] || ! id munge >/dev/null 2>&1 || [ ! -r /etc/munge/munge.
     skip "private Slurm cluster" "root and the munge package's key (/etc/munge/munge.key)"; exit 0
 fi
 unset MAKEFLAGS MFLAGS MAKELEVEL SLURM_JOB_ID SLURM_PARTITION SLURM_ACCOUNT SLURM_TIME SLURM_FLAGS
+
+# bad requests: one line, exit 2, nothing submitted
+J=pipelines/run-job.sh
+expect_error "run-job.sh: unknown option" 2 "^run-job.sh: unknown option --bogus$" - $J --name x --bogus 1 -- true
+expect_error "run-job.sh: --cpus not a positive integer" 2 "take positive integers, not '0'" - $J --name x --cpus 0 -- true
+expect_error "run-job.sh: --work not SxT" 2 "work takes SxT, not '64'" - $J --name x --model "$EMBED/models/stories260K/stories260K.bin" --work 64 -- true
+expect_error "run-job.sh: no --name" 2 "name is required" - $J --cpus 1 -- true
+expect_error "run-job.sh: no command" 2 "usage: run-job.sh --name NAME" - $J --name x
+expect_error "make SCHED=pbs" 2 "SCHED=pbs: the scheduler is slurm" - make -n -s SCHED=pbs tables
+expect_error "make EXTRACT_SHARDS=0" 2 "EXTRACT_SHARDS and DIST_SHARDS take a positive integer" - make -n -s EXTRACT_SHARDS=0 tables
 chmod 711 "$T"   # munged, as the munge user, reaches its socket below
 C=$T/cluster
 mkdir -p "$C/state" "$C/spool" "$C/munge"
