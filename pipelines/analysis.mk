@@ -6,7 +6,7 @@ SPARSITY := 0.1,0.2,0.3
 define ANALYSIS_template
 $(R)/decomp/$(1).h5 $(R)/tables/sinks-$(1).tsv &: $(R)/attn/$(1).h5 $(BIN)/decompose
 	@mkdir -p $(R)/decomp $(R)/tables
-	$(BIN)/decompose --tsv $(R)/tables/sinks-$(1).tsv $$< $(R)/decomp/$(1).h5
+	$$(call job,decompose-$(1),--cpus $(JOB_CPUS) --out $(R)/tables/sinks-$(1).tsv --out $(R)/decomp/$(1).h5) $(BIN)/decompose --tsv $(R)/tables/sinks-$(1).tsv $$< $(R)/decomp/$(1).h5
 
 # DIST_SHARDS > 1 (pipelines/sched.mk): ranges of windows as jobs, joined by distance --merge
 $(1)_DSHARDS := $$(if $$(filter-out 1,$(DIST_SHARDS)),$$(if $$(filter images,$$(call conf,$(1),input)),,$$(call seq_ranges,$(NSEQ),$(DIST_SHARDS))))

@@ -25,7 +25,8 @@
 #   --recipe CONF --profile P a training recipe (configs/NAME.conf): one thread per model
 #                             (train --threads), 2 GB; time from 6 x parameters x tokens of
 #                             training at 3 GFLOP/s per CPU, plus 10 minutes
-#   otherwise                 1 CPU, 4096 MB, 120 minutes (distance, frames: streaming passes)
+#   otherwise                 1 CPU, 4096 MB, 120 minutes (decompose, distance, frames: streaming
+#                             passes over the attention file; make gives them JOB_CPUS CPUs)
 # Overrides from the environment (make passes its command-line variables):
 #   SLURM_PARTITION, SLURM_ACCOUNT  -p / -A of every job
 #   SLURM_TIME                      the time limit of every job (Slurm's forms: MINUTES, H:MM:SS, D-H)

@@ -1,6 +1,6 @@
 # Heavy recipes as cluster jobs (docs/CLUSTER.md). Make stays the orchestrator: with SCHED=slurm
-# each heavy command (training, extract, every perplexity run under a mask, distance, frames, the
-# checkpoints of collapse) is prefixed by pipelines/run-job.sh, which runs it as a Slurm job
+# each heavy command (training, extract, every perplexity run under a mask, decompose, distance,
+# frames, the checkpoints of collapse) is prefixed by pipelines/run-job.sh, which runs it as a Slurm job
 # step (`srun`, inside an allocation) or job (`sbatch --wait`, from a login node) and exits with
 # its status; light recipes (tables, figures) run where make runs. Without SCHED the prefixes are
 # empty and every recipe is the same command as before.
@@ -10,7 +10,7 @@
 #   DIST_SHARDS      K > 1: each distance file as K jobs (distance --seqs) joined by distance
 #                    --merge: the same numbers, but the file's provenance lists the shards, so the
 #                    tables downstream differ from one run's in their provenance line
-#   JOB_CPUS         CPUs of a distance or frames job (4)
+#   JOB_CPUS         CPUs of a decompose, distance or frames job (4)
 #   SLURM_PARTITION, SLURM_ACCOUNT, SLURM_TIME, SLURM_FLAGS, SLURM_LOGS: run-job.sh's overrides
 SCHED          ?=
 EXTRACT_SHARDS ?= 1
