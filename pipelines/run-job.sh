@@ -31,9 +31,10 @@
 #   SLURM_PARTITION, SLURM_ACCOUNT  -p / -A of every job
 #   SLURM_TIME                      the time limit of every job (Slurm's forms: MINUTES, H:MM:SS, D-H)
 #   SLURM_FLAGS                     more sbatch/srun options, word-split (e.g. --qos=long)
-#   SLURM_LOGS                      where job logs and ids go (default slurm-logs); the job's
-#                                   stdout/stderr files NAME.JOBID.{out,err} are removed once
-#                                   they have been copied back, and kept when the job failed
+#   SLURM_LOGS                      where job logs and ids go (make: results/PROFILE/slurm;
+#                                   alone: results/slurm); the job's stdout/stderr files
+#                                   NAME.JOBID.{out,err} are removed once they have been
+#                                   copied back, and kept when the job failed
 set -uo pipefail
 me=run-job.sh
 die() { echo "$me: $*" >&2; exit 2; }
@@ -124,7 +125,7 @@ fi
 : "${cpus:=1}" "${mem:=4096}" "${time:=120}"
 [ -n "${SLURM_TIME:-}" ] && time=$SLURM_TIME
 
-logs=${SLURM_LOGS:-slurm-logs}
+logs=${SLURM_LOGS:-results/slurm}
 mkdir -p "$logs" || die "$logs: cannot create the log folder"
 base=$logs/$name
 req=(--job-name="$name" --cpus-per-task="$cpus" --mem="$mem" --time="$time")

@@ -20,6 +20,7 @@ if [ "$(id -u)" != 0 ] || ! id munge >/dev/null 2>&1 || [ ! -r /etc/munge/munge.
     skip "private Slurm cluster" "root and the munge package's key (/etc/munge/munge.key)"; exit 0
 fi
 unset MAKEFLAGS MFLAGS MAKELEVEL SLURM_JOB_ID SLURM_PARTITION SLURM_ACCOUNT SLURM_TIME SLURM_FLAGS
+export SLURM_LOGS=$T/logs
 
 # bad requests: one line, exit 2, nothing submitted
 J=pipelines/run-job.sh
@@ -218,7 +219,6 @@ fi
 # the scripts that start a job per mask or per checkpoint give the tables of their serial runs:
 # perplexity.sh on an image model (top-1 agreement, predictions files per job) and collapse.sh
 # on three checkpoints of a tiny GPT-2
-export SLURM_LOGS=$T/logs
 $PYTHON tests/ref/make_tiny_vit.py "$T/vit" >/dev/null || fail "make_tiny_vit"
 mkdir -p "$T/vmasks"
 printf '0 0\n' >"$T/vmasks/js_keep-25.txt"; printf '0 1\n1 0\n' >"$T/vmasks/random1-50.txt"
