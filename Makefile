@@ -9,14 +9,15 @@
 .DELETE_ON_ERROR:
 .SUFFIXES:
 SHELL := /bin/bash
-# Every core unless -j is given (make -j1 for one job). Results do not depend on the job count:
+# Every core unless -j is given (make -j1 for one job); with SCHED=slurm 32 jobs queued or running
+# at once (docs/CLUSTER.md). Results do not depend on the job count:
 # every rule is deterministic and training runs one thread per model (pipelines/train.mk).
 # Goals given together keep their order: `make all check` checks after all, `make clean all` cleans
 # first (serially).
 ifeq ($(MAKELEVEL),0)
 ifeq ($(filter -j% --jobs%,$(MAKEFLAGS)),)
 ifeq ($(filter clean distclean,$(MAKECMDGOALS)),)
-MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 1)
+MAKEFLAGS += -j$(if $(SCHED),32,$(shell nproc 2>/dev/null || echo 1))
 endif
 endif
 endif
@@ -178,7 +179,7 @@ clean:
 	rm -rf $(BUILD) $(BIN)/* results
 
 -include $(wildcard $(BUILD)/lib/*.d $(BUILD)/prog/*.d $(BUILD)/tests/*.d)
-include pipelines/corpus.mk pipelines/train.mk pipelines/models.mk pipelines/analysis.mk \
+include pipelines/sched.mk pipelines/corpus.mk pipelines/train.mk pipelines/models.mk pipelines/analysis.mk \
         pipelines/collapse.mk pipelines/theory.mk pipelines/regime.mk pipelines/paper.mk
 
 # The reproduction: every table of results/$(PROFILE)/tables, then the paper's figures and text.
