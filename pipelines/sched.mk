@@ -8,8 +8,7 @@
 #   EXTRACT_SHARDS   K > 1: each attention file as K jobs over ranges of windows (extract --seqs),
 #                    joined by extract --merge into the bytes of one run
 #   DIST_SHARDS      K > 1: each distance file as K jobs (distance --seqs) joined by distance
-#                    --merge: the same numbers, but the file's provenance lists the shards, so the
-#                    tables downstream differ from one run's in their provenance line
+#                    --merge into the bytes of one run
 #   JOB_CPUS         CPUs of a decompose, distance or frames job (4)
 #   SLURM_PARTITION, SLURM_ACCOUNT, SLURM_TIME, SLURM_FLAGS, SLURM_LOGS: run-job.sh's overrides
 SCHED          ?=

@@ -563,6 +563,33 @@ static range shard_range(dist_file *d) {
     return r;
 }
 
+/* Contiguous shards merge into exactly what one run over their union writes, provenance included:
+ * every shard's provenance, with its own range and zero count replaced by the union's, must be the
+ * same string. NULL when one is not (shards of differently named inputs, or unreadable). */
+static char *single_run_provenance(dist_file **d, int nin, const char *whole, long long nrep) {
+    char *first = NULL;
+    int agree = 1;
+    for (int i = 0; i < nin && agree; i++) {
+        prov *p = prov_parse(d[i]->provenance);
+        if (!p) {
+            agree = 0;
+            break;
+        }
+        prov_opt_str(p, "seqs", whole);
+        prov_opt_int(p, "zero_replaced", nrep);
+        char *j = prov_json(p);
+        prov_free(p);
+        if (!first) first = j;
+        else {
+            agree = strcmp(first, j) == 0;
+            free(j);
+        }
+    }
+    if (agree) return first;
+    free(first);
+    return NULL;
+}
+
 static void run_merge(const char *out, char **in, int nin) {
     dist_file **d = xmalloc(nin * sizeof *d);
     range *rg = xmalloc(nin * sizeof *rg);
@@ -612,11 +639,12 @@ static void run_merge(const char *out, char **in, int nin) {
     char whole[64];
     snprintf(whole, sizeof whole, "%d:%d", rg[0].a, rg[nin - 1].b);
     prov_opt_str(p, "merge", contiguous ? whole : sq.s);
-    char *pj = prov_json(p);
-    hid_t f = h5io_create_netcdf(out);
     long long nrep = 0, x;
     for (int i = 0; i < nin; i++)
         if (h5io_get_attr_int(d[i]->f, "/", "zero_replaced", &x) == 0) nrep += x;
+    char *pj = contiguous ? single_run_provenance(d, nin, whole, nrep) : NULL;
+    if (!pj) pj = prov_json(p);
+    hid_t f = h5io_create_netcdf(out);
     int agg_sum = strcmp(agg, "sum") == 0;
     write_attrs(f, pj, d[0]->model, sha, optstr, d[0]->L, d[0]->H, nseq, contiguous ? whole : sq.s, agg_sum, nrep);
     head_ids id = ids_from_dist(d[0]);

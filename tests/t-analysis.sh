@@ -154,6 +154,10 @@ for g in distance sum exact rms sum_sq exact_sq head_sink_mass rows; do
     h5diff "$T/m1.h5" "$T/merged.h5" "/$g" "/$g" >/dev/null || same_all=0
 done
 check "distance: --merge of 3 shards (any order) is bit-identical to one run (rms/ and sums of squares too)" test $same_all = 1
+"$BIN/distance" --merge "$T/merged-b.h5" "$T/s2.h5" "$T/s3.h5" "$T/s1.h5" >"$T/merged-b.tsv"
+"$BIN/distance" "$T/m.h5" "$T/m1-b.h5" >"$T/m1-b.tsv"
+check "distance: contiguous shards merge into the same bytes as one run, provenance included (file and TSV)" \
+    bash -c "cmp '$T/m1-b.h5' '$T/merged-b.h5' && cmp '$T/m1-b.tsv' '$T/merged-b.tsv'"
 check "distance: merged file records the whole sequence range and the number of sequences" "$PYTHON" -c "
 import h5py, sys
 a = h5py.File('$T/merged.h5', 'r').attrs
