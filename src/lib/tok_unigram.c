@@ -5,7 +5,12 @@
  * its score (in double, shorter pieces first, a later candidate must be strictly better); when no
  * piece covers exactly the one character, unk with score min_score − 10 does. The best path is
  * read back from the end, runs of unk fused into one piece. A piece string that is no vocabulary
- * entry becomes its <0xNN> byte pieces (byte_fallback) or unk. */
+ * entry becomes its <0xNN> byte pieces (byte_fallback) or unk.
+ *
+ * The pieces starting at a position are found by narrowing a range of the pieces sorted by bytes
+ * one byte at a time, so the work per position is bounded by the longest piece that actually
+ * matches there, not by the longest piece of the vocabulary (one 30 kB piece made every position
+ * hash 30 k prefixes: a 10 kB word took 87 s). */
 #include "tok.h"
 #include "tok_impl.h"
 #include "cli.h"
@@ -22,7 +27,8 @@ typedef struct {
     char **piece;
     uint32_t *len;
     double *score, min_score;
-    size_t maxlen;                /* longest piece in bytes */
+    int32_t *sorted;              /* the ids of distinct pieces in byte order, shorter prefixes first */
+    int nsorted;
     tok_map vocab;                /* piece → id; the last of duplicate pieces wins, as in HF */
     int32_t byte_id[256];
 } unigram;
@@ -56,6 +62,29 @@ static void emit(const unigram *u, const char *s, size_t n, tok_ivec *out) {
     if (u->unk >= 0) tok_ivec_push(out, u->unk);
 }
 
+/* Byte k of piece id, or -1 when the piece is only k bytes long (it sorts first). */
+static int byte_at(const unigram *u, int32_t id, size_t k) {
+    return u->len[id] > k ? (unsigned char)u->piece[id][k] : -1;
+}
+
+/* First index in [lo, hi) whose byte k is at least b (the range shares its first k bytes). */
+static size_t lower_bound(const unigram *u, size_t lo, size_t hi, size_t k, int b) {
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (byte_at(u, u->sorted[mid], k) < b) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* Narrow [lo, hi), the pieces that start with some k bytes, to those whose byte k is c.
+ * Returns 0 when none is left. */
+static int narrow(const unigram *u, size_t *lo, size_t *hi, size_t k, int c) {
+    size_t a = lower_bound(u, *lo, *hi, k, c), b = lower_bound(u, a, *hi, k, c + 1);
+    *lo = a, *hi = b;
+    return a < b;
+}
+
 static void viterbi(const unigram *u, uscratch *sc, const char *s, size_t n, tok_ivec *out) {
     if (n == 0) return;
     if (n + 1 > sc->cap) { sc->cap = 2 * (n + 1); sc->nd = xrealloc(sc->nd, sc->cap * sizeof *sc->nd); }
@@ -68,9 +97,18 @@ static void viterbi(const unigram *u, uscratch *sc, const char *s, size_t n, tok
         if (cl > n - at) cl = n - at;
         double base = nd[at].score;
         int single = 0;
-        for (size_t k = 1; k <= u->maxlen && k <= n - at; k++) {
-            int32_t id = tok_map_get(&u->vocab, s + at, k);
-            if (id < 0) continue;
+        size_t lo = 0, hi = (size_t)u->nsorted;
+        for (size_t k = 1; k <= n - at && narrow(u, &lo, &hi, k - 1, (unsigned char)s[at + k - 1]); k++) {
+            int32_t id = u->sorted[lo];
+            size_t len = u->len[id];
+            if (hi - lo == 1) {   /* one candidate left: compare its rest at once */
+                if (len <= n - at && !memcmp(u->piece[id] + k, s + at + k, len - k)) {
+                    relax(&nd[at + len], u->score[id] + base, (int32_t)at, id);
+                    if (len == cl) single = 1;
+                }
+                break;
+            }
+            if (len != k) continue;   /* s[at..at+k) is only a prefix of longer pieces */
             relax(&nd[at + k], u->score[id] + base, (int32_t)at, id);
             if (k == cl) single = 1;
         }
@@ -152,6 +190,7 @@ static void uni_destroy(unigram *u) {
     free(u->piece);
     free(u->len);
     free(u->score);
+    free(u->sorted);
     tok_map_free(&u->vocab);
     tok_norm_free(&u->c.norm);
     tok_added_free(&u->c.added);
@@ -186,7 +225,22 @@ static void set_piece(unigram *u, int id, const char *s, size_t n, double score)
     u->len[id] = (uint32_t)n;
     u->score[id] = score;
     if (score < u->min_score) u->min_score = score;
-    if (n > u->maxlen) u->maxlen = n;
+}
+
+static int cmp_piece(const void *pa, const void *pb, void *ctx) {
+    int32_t a = *(const int32_t *)pa, b = *(const int32_t *)pb;
+    const unigram *u = ctx;
+    size_t la = u->len[a], lb = u->len[b];
+    int c = memcmp(u->piece[a], u->piece[b], la < lb ? la : lb);
+    return c ? c : la < lb ? -1 : la > lb;
+}
+
+/* The ids the lookup map returns (one per distinct piece: the last duplicate), in byte order. */
+static void sort_pieces(unigram *u) {
+    u->sorted = xmalloc((size_t)(u->n ? u->n : 1) * sizeof *u->sorted);
+    for (int id = 0; id < u->n; id++)
+        if (tok_map_get(&u->vocab, u->piece[id], u->len[id]) == id) u->sorted[u->nsorted++] = id;
+    qsort_r(u->sorted, (size_t)u->nsorted, sizeof *u->sorted, cmp_piece, u);
 }
 
 /* Lookup map (last duplicate wins: insert from the end, the map keeps the first put) and the
@@ -194,6 +248,7 @@ static void set_piece(unigram *u, int id, const char *s, size_t n, double score)
 static tok *uni_finish(unigram *u) {
     tok_map_init(&u->vocab, (size_t)u->n);
     for (int id = u->n; id-- > 0;) tok_map_put(&u->vocab, u->piece[id], u->len[id], id);
+    sort_pieces(u);
     for (int c = 0; c < 256; c++) {
         char name[8];
         snprintf(name, sizeof name, "<0x%02X>", c);
