@@ -28,3 +28,26 @@ done
 check "unigram long30k.json: the 30 kB pieces are found where they match" \
     bash -c "tr ' ' '\n' <'$T/long30k.json.ids' | sort | uniq -c | awk '\$2==400||\$2==401||\$2==402{n[\$2]=\$1} END{exit !(n[400]==1 && n[401]==2 && n[402]==3)}'"
 check "unigram: the .json and .model of the 4 kB vocabulary give the same ids" cmp -s "$T/long4k.json.ids" "$T/long4k.model.ids"
+
+# ---- train recipes: repeated keys, beta = 1, sizes in range whose product is not, NaN loss ----
+bible -f gen1:1-gen5:32 | sed 's/^[^ ]* //' >"$T/train.txt"
+bible -f exo1:1-exo2:25 | sed 's/^[^ ]* //' >"$T/valid.txt"
+printf 'kind = trained\nfamily = gpt2\nlayers = 2\nd_model = 32\n\nheads = 2\nd_ff = 64\ncontext = 64\nbatch = 8\n' >"$T/r.conf"
+recipe() {   # NAME EXTRA-LINES PATTERN: the recipe plus lines is refused (exit 1, one line, no model)
+    { cat "$T/r.conf"; printf "$2"; } >"$T/bad.conf"
+    expect_error "train: $1" 1 "$3" "$T/rout/model.safetensors" "$BIN/train" --config "$T/bad.conf" --out "$T/rout" \
+        --train "$T/train.txt" --valid "$T/valid.txt" --threads 1 --steps 2 --no-checkpoints
+    check "train: $1: no output folder" test ! -e "$T/rout"
+}
+recipe "a repeated key names both lines" 'lr = 1e-3\nd_model = 64\n' \
+    "^train: $T/bad.conf: line 11: key d_model repeats line 4 \(each key once\)$"
+recipe "beta1 = 1 is refused at parse time" 'beta1 = 1\n' "^train: $T/bad.conf: line 10: beta1 = 1: want a number in \[0, 1\)"
+recipe "beta2 = 1 is refused at parse time" 'beta2 = 1.0\n' "^train: $T/bad.conf: line 10: beta2 = 1: want a number in \[0, 1\)"
+sed -i 's/^layers = .*/layers = 64/; s/^context = .*/context = 4096/; s/^batch = .*/batch = 4096/; s/^heads = .*/heads = 256/; s/^d_model = .*/d_model = 8192/' "$T/r.conf"
+recipe "sizes in range whose memory is not: refused up front, naming the keys" '' \
+    "^train: $T/bad.conf: the recipe needs about [0-9.]+ GB \(batch = 4096, context = 4096, heads = 256, layers = 64, d_model = 8192, d_ff = 64\), more than this machine's [0-9.]+ GB of memory$"
+# adam_eps = 0 on a Llama at lr 10: NaN from the second update on (the first is finite)
+printf 'kind = trained\nfamily = llama\nlayers = 2\nd_model = 32\nheads = 4\nkv_heads = 2\nd_ff = 64\ncontext = 64\nbatch = 8\nlr = 10\nwarmup = 0\ngrad_clip = 0\nadam_eps = 0\n' >"$T/nan.conf"
+expect_error "train: a non-finite training loss stops training naming the step" 1 \
+    "^train: $T/nan.conf: step 2 of 40: the training loss is NaN \(not finite\)" "$T/nan/model.safetensors" \
+    "$BIN/train" --config "$T/nan.conf" --out "$T/nan" --train "$T/train.txt" --valid "$T/valid.txt" --threads 1 --steps 40 --no-checkpoints
