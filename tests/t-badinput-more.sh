@@ -51,3 +51,40 @@ printf 'kind = trained\nfamily = llama\nlayers = 2\nd_model = 32\nheads = 4\nkv_
 expect_error "train: a non-finite training loss stops training naming the step" 1 \
     "^train: $T/nan.conf: step 2 of 40: the training loss is NaN \(not finite\)" "$T/nan/model.safetensors" \
     "$BIN/train" --config "$T/nan.conf" --out "$T/nan" --train "$T/train.txt" --valid "$T/valid.txt" --threads 1 --steps 40 --no-checkpoints
+
+# ---- extract --images: a FIFO named like an image, a binary list, images claiming huge sizes ----
+"$PYTHON" tests/ref/make_tiny_vit.py "$T/vit" >/dev/null || fail "make_tiny_vit"
+mkdir -p "$T/img" && mkfifo "$T/img/x.png"
+expect_error "images: a FIFO named x.png is refused, not read (it would block for ever)" 1 \
+    "^extract: $T/img/x.png: not a regular file" "$T/o.h5" timeout 20 "$BIN/extract" --model "$T/vit" --images "$T/img/x.png" "$T/o.h5"
+expect_error "images: a folder holding a FIFO named x.png" 1 \
+    "^extract: $T/img/x.png: not a regular file" "$T/o.h5" timeout 20 "$BIN/extract" --model "$T/vit" --images "$T/img" "$T/o.h5"
+rm -f "$T/img/x.png"
+printf 'a.png\n\033[31mred\001\377.png\n' >"$T/img/bin.list"
+expect_error "images: a binary list is refused naming line and byte, no raw bytes echoed" 1 \
+    "^extract: $T/img/bin.list: line 2: byte 0x1B at column 1 is not part of a printable UTF-8 path" "$T/o.h5" \
+    "$BIN/extract" --model "$T/vit" --images "$T/img/bin.list" "$T/o.h5"
+check "images: the binary list's message carries no control byte" bash -c "! LC_ALL=C grep -q \$'[\\x01-\\x1f\\x7f]' '$T/.err'"
+# a 100-byte PNG and a 300-byte JPEG claiming 13000 x 13000 pixels: refused before the 0.5-0.7 GB
+# of rows are allocated (the address space is capped at 300 MB to show it)
+"$PYTHON" - "$T/img" "$EMBED/images/rocket.jpg" <<'PY'
+import struct, sys, zlib
+out, jpg = sys.argv[1:]
+def chunk(t, d): return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d))
+png = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 13000, 13000, 8, 2, 0, 0, 0)) + \
+      chunk(b"IDAT", zlib.compress(b"\0" * 64)) + chunk(b"IEND", b"")
+open(out + "/big.png", "wb").write(png)
+b = open(jpg, "rb").read()
+i = 2
+while b[i + 1] not in (0xC0, 0xC1, 0xC2):               # the SOF marker: height, width after precision
+    i += 2 + struct.unpack(">H", b[i + 2:i + 4])[0]
+sos = b.index(b"\xff\xda")
+body = b[:i + 5] + struct.pack(">HH", 13000, 13000) + b[i + 9:sos]
+sos_len = struct.unpack(">H", b[sos + 2:sos + 4])[0]
+open(out + "/big.jpg", "wb").write(body + b[sos:sos + 2 + sos_len] + b"\x00" * 64 + b"\xff\xd9")
+PY
+for f in big.png big.jpg; do
+    expect_error "images: $(stat -c %s "$T/img/$f")-byte $f claiming 13000x13000 pixels is refused before allocating" 1 \
+        "^extract: $T/img/$f: bad (PNG|JPEG): 13000x13000 pixels need more .* data than the file's [0-9]+ bytes can hold" "$T/o.h5" \
+        bash -c "ulimit -v 300000; exec '$BIN/extract' --threads 1 --model '$T/vit' --images '$T/img/$f' '$T/o.h5'"
+done
