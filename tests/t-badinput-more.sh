@@ -88,3 +88,17 @@ for f in big.png big.jpg; do
         "^extract: $T/img/$f: bad (PNG|JPEG): 13000x13000 pixels need more .* data than the file's [0-9]+ bytes can hold" "$T/o.h5" \
         bash -c "ulimit -v 300000; exec '$BIN/extract' --threads 1 --model '$T/vit' --images '$T/img/$f' '$T/o.h5'"
 done
+
+# ---- invalid UTF-8 through the llama2.c and GGUF tokenizers: refused like the HF ones --------
+M=$EMBED/models/stories260K
+printf 'Once upon a time \377\376 there\n' >"$T/bad8.txt"
+for tk in tok512.bin stories260K.gguf; do
+    expect_error "tokenize $tk: invalid UTF-8 is refused naming line and byte" 1 \
+        "^tokenize: $T/bad8.txt: line 1: invalid UTF-8 at byte 18 of the line$" - "$BIN/tokenize" -t "$M/$tk" "$T/bad8.txt"
+done
+expect_error "extract --text on llama2.c: invalid UTF-8 is refused naming the byte offset" 1 \
+    "^extract: $T/bad8.txt: invalid UTF-8 at byte offset 17" "$T/x.h5" \
+    "$BIN/extract" --model "$M/stories260K.bin" --text "$T/bad8.txt" -S 1 -T 4 "$T/x.h5"
+expect_error "extract --text on GGUF: invalid UTF-8 is refused naming the byte offset" 1 \
+    "^extract: $T/bad8.txt: invalid UTF-8 at byte offset 17" "$T/x.h5" \
+    "$BIN/extract" --model "$M/stories260K.gguf" --text "$T/bad8.txt" -S 1 -T 4 "$T/x.h5"
