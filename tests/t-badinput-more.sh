@@ -102,3 +102,25 @@ expect_error "extract --text on llama2.c: invalid UTF-8 is refused naming the by
 expect_error "extract --text on GGUF: invalid UTF-8 is refused naming the byte offset" 1 \
     "^extract: $T/bad8.txt: invalid UTF-8 at byte offset 17" "$T/x.h5" \
     "$BIN/extract" --model "$M/stories260K.gguf" --text "$T/bad8.txt" -S 1 -T 4 "$T/x.h5"
+
+# ---- analysis tables: negative distances, header-only and repeated regime rows, short frames ----
+"$BIN/synth" -S 4 -L 2 -H 3 -T 16 --seed 2 "$T/s.h5" && "$BIN/distance" "$T/s.h5" "$T/d.h5" >/dev/null
+cp "$T/d.h5" "$T/neg.h5"
+"$PYTHON" -c "
+import h5py, sys
+with h5py.File(sys.argv[1], 'r+') as f:
+    d = f['distance/js_keep']; x = d[...]; x[1, 4] = x[4, 1] = -0.25; d[...] = x
+" "$T/neg.h5"
+check "cluster: the unmodified distance file is accepted" bash -c "'$BIN/cluster' '$T/d.h5' >/dev/null"
+expect_error "cluster: a negative distance is refused naming file, dataset and entry" 1 \
+    "^cluster: $T/neg.h5: distance/js_keep: entry \(4, 1\) = -0.25 is negative$" - "$BIN/cluster" "$T/neg.h5"
+printf 'model\tdispersion\n' >"$T/empty.tsv"
+expect_error "regime: a header-only TSV is refused" 1 "^regime: $T/empty.tsv: no model rows" - "$BIN/regime" "$T/empty.tsv"
+printf 'model\tdispersion\na\t0.1\nb\t0.2\na\t0.3\n' >"$T/dup.tsv"
+expect_error "regime: a repeated model row is refused naming both lines" 1 "^regime: $T/dup.tsv: line 4: model 'a' repeats line 2$" - \
+    "$BIN/regime" "$T/dup.tsv"
+"$BIN/synth" -S 2 -L 1 -H 2 -T 3 --seed 1 "$T/t3.h5"
+expect_error "frames: T = 3 is a data problem (exit 1 naming the file), not a usage error" 1 \
+    "^frames: $T/t3.h5: T = 3 tokens: no query reaches the default --min-query 4" - "$BIN/frames" "$T/t3.h5"
+expect_error "frames: an explicit --min-query at or above T stays a usage error" 2 "^frames: --min-query 5 is not below T = 3" - \
+    "$BIN/frames" --min-query 5 "$T/t3.h5"
