@@ -5,7 +5,7 @@ Usage: make_bad_inputs.py DIR
 Writes DIR/valid.h5 and DIR/valid_prob.h5 (controls every reader must accept) and one file per
 defect: not_hdf5 empty truncated missing_attention wrong_rank wrong_shape nan inf negative_prob
 bad_sum_prob bad_logsumexp missing_attr valid_not_01 causal_left_pad negative_head_index
-layer_index_length huge_block no_data (each DIR/<name>.h5). Each bad file differs from a valid
+layer_index_length huge_block no_data corrupt_chunk (each DIR/<name>.h5). Each bad file differs from a valid
 one by exactly that defect, so a reader that rejects it rejects it for that reason.
 The file list (one name a line, controls excluded) goes to DIR/bad.list.
 The layout is written here from the format description, independently of the C writer."""
@@ -107,6 +107,14 @@ def main():
     write(add("huge_block"), lg, sparse_shape=(S, L, 4096, 4096, 4096),
           attrs_override={"heads": np.int64(4096), "tokens": np.int64(4096)})
     write(add("no_data"), lg, sparse_shape=(S, L, H, T, T))    # every element the fill value
+    # the deflate stream of block (1, 0) overwritten: decompose reads that block ahead on an
+    # OpenMP thread, where HDF5's error printing used to be still on (a 19-line stack)
+    write(p("corrupt_chunk"), lg)
+    with h5py.File(p("corrupt_chunk"), "r") as f:
+        info = f["attention"].id.get_chunk_info(1)
+    with open(add("corrupt_chunk"), "r+b") as f:
+        f.seek(info.byte_offset + 2)
+        f.write(b"\xff" * (info.size - 4))
 
     with open(os.path.join(d, "bad.list"), "w") as f:
         f.write("\n".join(bad) + "\n")
