@@ -60,13 +60,13 @@ expect_error "images: a FIFO named x.png is refused, not read (it would block fo
 expect_error "images: a folder holding a FIFO named x.png" 1 \
     "^extract: $T/img/x.png: not a regular file" "$T/o.h5" timeout 20 "$BIN/extract" --model "$T/vit" --images "$T/img" "$T/o.h5"
 rm -f "$T/img/x.png"
-printf 'a.png\n\033[31mred\001\377.png\n' >"$T/img/bin.list"
+printf '# a list\n\033[31mred\001\377.png\na.png\n' >"$T/img/bin.list"
 expect_error "images: a binary list is refused naming line and byte, no raw bytes echoed" 1 \
     "^extract: $T/img/bin.list: line 2: byte 0x1B at column 1 is not part of a printable UTF-8 path" "$T/o.h5" \
     "$BIN/extract" --model "$T/vit" --images "$T/img/bin.list" "$T/o.h5"
 check "images: the binary list's message carries no control byte" bash -c "! LC_ALL=C grep -q \$'[\\x01-\\x1f\\x7f]' '$T/.err'"
-# a 100-byte PNG and a 300-byte JPEG claiming 13000 x 13000 pixels: refused before the 0.5-0.7 GB
-# of rows are allocated (the address space is capped at 300 MB to show it)
+# a 69-byte PNG and a 1.1 kB JPEG (rocket.jpg's headers, no scan data) claiming 13000 x 13000
+# pixels: refused before the 0.5-0.7 GB of rows are allocated (address space capped at 300 MB)
 "$PYTHON" - "$T/img" "$EMBED/images/rocket.jpg" <<'PY'
 import struct, sys, zlib
 out, jpg = sys.argv[1:]
