@@ -138,7 +138,7 @@ static int set_key(tr_recipe *r, const char *path, int ln, const char *k, const 
 typedef struct { char key[64]; int line; } key_line;
 enum { MAX_KEYS = 128 };
 
-static int note_key(key_line *seen, int *n, const char *path, int ln, const char *k) {
+static void note_key(key_line *seen, int *n, const char *path, int ln, const char *k) {
     for (int i = 0; i < *n; i++)
         if (!strcmp(seen[i].key, k))
             die_data(path, "line %d: key %s repeats line %d (each key once)", ln, k, seen[i].line);
@@ -146,7 +146,6 @@ static int note_key(key_line *seen, int *n, const char *path, int ln, const char
         snprintf(seen[*n].key, sizeof seen->key, "%s", k);
         seen[(*n)++].line = ln;
     }
-    return 0;
 }
 
 static int line_of(const key_line *seen, int n, const char *k) {
@@ -157,8 +156,12 @@ static int line_of(const key_line *seen, int n, const char *k) {
 
 /* AdamW divides by 1 − beta^t: beta1 = 1 or beta2 = 1 makes every update 0/0 (an all-NaN model). */
 static void check_betas(const tr_recipe *r, const char *path, const key_line *seen, int n) {
-    if (r->beta1 >= 1) die_data(path, "line %d: beta1 = %g: want a number in [0, 1) (AdamW divides by 1 - beta1^t)", line_of(seen, n, "beta1"), r->beta1);
-    if (r->beta2 >= 1) die_data(path, "line %d: beta2 = %g: want a number in [0, 1) (AdamW divides by 1 - beta2^t)", line_of(seen, n, "beta2"), r->beta2);
+    if (r->beta1 >= 1)
+        die_data(path, "line %d: beta1 = %g: want a number in [0, 1) (AdamW divides by 1 - beta1^t)",
+                 line_of(seen, n, "beta1"), r->beta1);
+    if (r->beta2 >= 1)
+        die_data(path, "line %d: beta2 = %g: want a number in [0, 1) (AdamW divides by 1 - beta2^t)",
+                 line_of(seen, n, "beta2"), r->beta2);
 }
 
 void tr_recipe_load(tr_recipe *r, const char *path) {
