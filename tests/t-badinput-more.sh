@@ -124,3 +124,15 @@ expect_error "frames: T = 3 is a data problem (exit 1 naming the file), not a us
     "^frames: $T/t3.h5: T = 3 tokens: no query reaches the default --min-query 4" - "$BIN/frames" "$T/t3.h5"
 expect_error "frames: an explicit --min-query at or above T stays a usage error" 2 "^frames: --min-query 5 is not below T = 3" - \
     "$BIN/frames" --min-query 5 "$T/t3.h5"
+
+# ---- the storage check counts bytes as stored: narrow integer 'valid'/'tokens' stay readable ----
+"$BIN/synth" -S 2 -L 1 -H 2 -T 6 --seed 3 "$T/narrow.h5"
+"$PYTHON" -c "
+import h5py, numpy as np, sys
+with h5py.File(sys.argv[1], 'r+') as f:
+    del f['tokens']
+    f.create_dataset('tokens', data=np.arange(12, dtype=np.int16).reshape(2, 6))
+    f.create_dataset('valid', data=np.ones((2, 6), dtype=np.uint8))
+" "$T/narrow.h5"
+check "decompose: uint8 'valid' and int16 'tokens' (fewer stored bytes than int32) are accepted" \
+    "$BIN/decompose" "$T/narrow.h5" "$T/narrow.dec.h5"

@@ -77,8 +77,8 @@ static void check_shapes(attn_reader *r) {
 static void check_storage(attn_reader *r) {
     const attn_meta *m = &r->m;
     char why[160];
-    unsigned long long raw = (unsigned long long)m->S * m->L * m->H * m->T * m->T * sizeof(float);
-    if (h5io_storage_problem(r->dset, raw, why, sizeof why)) die_data(r->path, "dataset 'attention' %s", why);
+    unsigned long long n = (unsigned long long)m->S * m->L * m->H * m->T * m->T;
+    if (h5io_storage_problem(r->dset, n, why, sizeof why)) die_data(r->path, "dataset 'attention' %s", why);
 }
 
 /* valid: 0 or 1; every sequence has a valid token (else its head statistics would be 0/0); a

@@ -178,7 +178,10 @@ static int deflate_only(hid_t dcpl) {
     return 1;
 }
 
-const char *h5io_storage_problem(hid_t d, unsigned long long raw, char *why, size_t cap) {
+const char *h5io_storage_problem(hid_t d, unsigned long long n, char *why, size_t cap) {
+    hid_t type = H5Dget_type(d);
+    unsigned long long raw = n * (unsigned long long)H5Tget_size(type);   /* as stored, not as read */
+    H5Tclose(type);
     hid_t dcpl = H5Dget_create_plist(d);
     int external = H5Pget_external_count(dcpl) > 0, nfilters = H5Pget_nfilters(dcpl), bounded = deflate_only(dcpl);
     H5Pclose(dcpl);
@@ -209,7 +212,7 @@ static void *read_typed(hid_t f, const char *file, const char *name, int rank, c
     }
     hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
     char why[160];
-    if (h5io_storage_problem(d, (unsigned long long)n * elsize, why, sizeof why))
+    if (h5io_storage_problem(d, (unsigned long long)n, why, sizeof why))
         die_data(file, "dataset '%s' %s", name, why);
     void *buf = xmalloc(n * elsize);
     if (H5Dread(d, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0)
