@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <utf8proc.h>
 
 #include "attnio.h"
 #include "cli.h"
@@ -391,6 +392,17 @@ static void specials(const opts *o, const model *m, const tok *tk, int *lead, in
     if (*lead < 0) die_data(o->model, "no BOS token known; use --no-bos");
 }
 
+/* Offset of the first byte that is not part of valid UTF-8 (len when all is). */
+static size_t bad_utf8_at(const unsigned char *s, size_t len) {
+    size_t i = 0;
+    for (utf8proc_int32_t c; i < len;) {
+        utf8proc_ssize_t n = utf8proc_iterate(s + i, (utf8proc_ssize_t)(len - i), &c);
+        if (n <= 0) break;
+        i += (size_t)n;
+    }
+    return i;
+}
+
 /* --text: tokenise the whole text, then S windows at seeded random offsets or consecutively. */
 static void read_text(const opts *o, const model *m, const char *tokpath, batch *b) {
     size_t len;
@@ -403,9 +415,8 @@ static void read_text(const opts *o, const model *m, const char *tokpath, batch 
     tok *tk = tok_load(tokpath, m->cfg.model_type, err, sizeof err);
     if (!tk || tok_check_model_vocab(tk, tokpath, m->cfg.vocab, err, sizeof err)) die_data(NULL, "%s", err);
     int n = tok_encode(tk, (const char *)text, len, &ids);
-    free(text);
-    text = NULL;
-    if (n < 0) die_data(o->text, "cannot tokenise (not UTF-8?)");
+    if (n >= 0) free(text), text = NULL;
+    if (n < 0) die_data(o->text, "invalid UTF-8 at byte offset %zu (every tokenizer refuses it)", bad_utf8_at(text, len));
     if (n == 0) die_data(o->text, "empty text (no tokens)");
     int lead, trail;
     specials(o, m, tk, &lead, &trail);

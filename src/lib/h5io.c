@@ -8,11 +8,14 @@
 #include <H5LTpublic.h>
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* HDF5's error-printing setting is per thread in thread-safe builds: every function that may
+ * call HDF5 from an OpenMP thread calls this first. */
 void h5io_quiet(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
 
 static const unsigned char HDF5_SIG[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
@@ -190,6 +193,39 @@ int h5io_dims(hid_t f, const char *file, const char *name, hsize_t *dims, int ma
     return rank;
 }
 
+/* Deflate expands at most 1032:1 (RFC 1951: 258 bytes from a 2-bit code at best); shuffle and
+ * Fletcher-32 do not shrink data. */
+#define DEFLATE_MAX_RATIO 1032ULL
+
+/* 1 when every filter of dcpl is deflate, shuffle or fletcher32 (a bound on expansion is known). */
+static int deflate_only(hid_t dcpl) {
+    int n = H5Pget_nfilters(dcpl);
+    for (int i = 0; i < n; i++) {
+        unsigned flags, conf;
+        size_t ne = 0;
+        H5Z_filter_t id = H5Pget_filter2(dcpl, (unsigned)i, &flags, &ne, NULL, 0, NULL, &conf);
+        if (id != H5Z_FILTER_DEFLATE && id != H5Z_FILTER_SHUFFLE && id != H5Z_FILTER_FLETCHER32) return 0;
+    }
+    return 1;
+}
+
+const char *h5io_storage_problem(hid_t d, unsigned long long n, char *why, size_t cap) {
+    hid_t type = H5Dget_type(d);
+    unsigned long long raw = n * (unsigned long long)H5Tget_size(type);   /* as stored, not as read */
+    H5Tclose(type);
+    hid_t dcpl = H5Dget_create_plist(d);
+    int external = H5Pget_external_count(dcpl) > 0, nfilters = H5Pget_nfilters(dcpl), bounded = deflate_only(dcpl);
+    H5Pclose(dcpl);
+    unsigned long long held = H5Dget_storage_size(d);
+    if (external) snprintf(why, cap, "uses external storage (not supported)");
+    else if (raw == 0) return NULL;
+    else if (held == 0) snprintf(why, cap, "holds no data (%llu bytes declared, none written)", raw);
+    else if ((nfilters == 0 && held < raw) || (bounded && held < raw / DEFLATE_MAX_RATIO))
+        snprintf(why, cap, "declares %llu bytes but the file holds only %llu bytes of it", raw, held);
+    else return NULL;
+    return why;
+}
+
 static void *read_typed(hid_t f, const char *file, const char *name, int rank, const hsize_t *want,
                         hsize_t *dims, hid_t memtype, size_t elsize) {
     hsize_t got[16];
@@ -200,11 +236,16 @@ static void *read_typed(hid_t f, const char *file, const char *name, int rank, c
         if (want && want[i] && got[i] != want[i])
             die_data(file, "dataset '%s' dimension %d is %llu, expected %llu", name, i,
                      (unsigned long long)got[i], (unsigned long long)want[i]);
+        if (got[i] && n > (SIZE_MAX / elsize) / got[i])
+            die_data(file, "dataset '%s' is too large to read (dimension %d is %llu)", name, i, (unsigned long long)got[i]);
         n *= got[i];
         if (dims) dims[i] = got[i];
     }
-    void *buf = xmalloc(n * elsize);
     hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
+    char why[160];
+    if (h5io_storage_problem(d, (unsigned long long)n, why, sizeof why))
+        die_data(file, "dataset '%s' %s", name, why);
+    void *buf = xmalloc(n * elsize);
     if (H5Dread(d, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0)
         die_data(file, "cannot read dataset '%s' (truncated or wrong type)", name);
     H5Dclose(d);

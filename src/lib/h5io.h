@@ -20,6 +20,11 @@ hid_t h5io_create_netcdf(const char *path);
 void h5io_finish(hid_t f, const char *path);
 
 int h5io_exists(hid_t f, const char *name);
+/* NULL when dataset d, of n elements, is backed by data the file holds, else a reason written
+ * into why: external storage, no data written (every element the fill value), or fewer stored
+ * bytes than deflate (at most 1032:1) could expand to n elements of the dataset's own type.
+ * Called before anything is allocated for the data. */
+const char *h5io_storage_problem(hid_t d, unsigned long long n, char *why, size_t cap);
 /* Rank and dims of a dataset; missing dataset is fatal (names file and dataset). */
 int h5io_dims(hid_t f, const char *file, const char *name, hsize_t *dims, int maxrank);
 /* Whole dataset as double / int32 / float with the given expected rank; checks shape when

@@ -71,7 +71,21 @@ with open(out + "/fuzz_tokenizer/spm-bpe-model", "wb") as f:
 PY
 tk 20 t5-unigram-json "$out/t5-400.json"
 ${PYTHON:-/usr/bin/python3} tests/ref/spm_ref.py tomodel "$out/t5-400.json" "$out/t5-400.model" && tk 22 t5-unigram-model "$out/t5-400.model"
-rm -f "$out/vocab400.txt" "$out/tik600" "$out/t5-400.json" "$out/t5-400.model"
+# long Unigram pieces (issue 39: one 30 kB piece made every position try every prefix length):
+# the T5 subset plus "▁a…a", "a…a" and "b…b" of 30 kB (tokenizer.json) and 4 kB (tokenizer.model,
+# whose pieces are at most 4096 bytes)
+${PYTHON:-/usr/bin/python3} - "$out" <<'PY'
+import json, sys
+out = sys.argv[1]
+t5 = json.load(open(out + "/t5-400.json"))
+base = t5["model"]["vocab"]
+for name, n in (("long30k", 30000), ("long4k", 4000)):
+    t5["model"]["vocab"] = base + [["\u2581" + "a" * n, -20.0], ["a" * n, -30.0], ["b" * n, -25.0]]
+    json.dump(t5, open(out + "/" + name + ".json", "w"))
+PY
+tk 20 unigram-long-piece-json "$out/long30k.json"
+${PYTHON:-/usr/bin/python3} tests/ref/spm_ref.py tomodel "$out/long4k.json" "$out/long4k.model" && tk 22 unigram-long-piece-model "$out/long4k.model"
+rm -f "$out/vocab400.txt" "$out/tik600" "$out/t5-400.json" "$out/t5-400.model" "$out"/long30k.json "$out"/long4k.json "$out"/long4k.model
 cp configs/*.conf "$out/fuzz_recipe/"
 printf '\000# ids\n1 2 3 4\n5 6 7 8\n' > "$out/fuzz_ids_mask/ids-causal"
 printf '\001 1 2 3\n4 5\n' > "$out/fuzz_ids_mask/ids-padded"
