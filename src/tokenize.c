@@ -90,7 +90,8 @@ static void parse_args(int argc, char **argv, tk_opts *o) {
 /* Provenance inputs: the tokenizer file, or the tokenizer files present in its directory. */
 static void prov_tokenizer(prov *p, const char *path) {
     static const char *const names[] = {"tokenizer.json", "vocab.json", "merges.txt", "vocab.txt",
-                                        "tokenizer.model", "tokenizer_config.json", "config.json"};
+                                        "tokenizer.model", "tokenizer_config.json", "special_tokens_map.json",
+                                        "config.json"};
     struct stat st;
     char hex[65];
     if (stat(path, &st) == 0 && !S_ISDIR(st.st_mode)) {
