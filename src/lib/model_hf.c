@@ -550,6 +550,7 @@ static void parse_vit(hf_ctx *c, model_config *k) {
     k->n_channels = more_int(c, "num_channels", 3, 1, 3);
     k->vocab = vit_classes(c);
     k->bos_id = k->eos_id = k->pad_id = -1;
+    cfg_flag(c, "qkv_bias", 1);   /* read again with the tensors; checked here for --info */
     parse_act(c, cfg_str(c->cfg, "hidden_act", "gelu"), &k->act);
     if (c->failed) return;
     if (k->d_model % k->n_head)
