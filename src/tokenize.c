@@ -27,13 +27,26 @@ static void usage(void) {
            "                        files leave them open (default: config.json beside the\n"
            "                        files, else detected)\n"
            "  -b, --bos             add the start token: BOS (GPT-2/NeoX <|endoftext|>, Llama-3\n"
-           "                        <|begin_of_text|>, attncoda byte <|bos|>); BERT: [CLS] ... [SEP]\n"
+           "                        <|begin_of_text|>, attncoda byte <|bos|>); BERT and RoBERTa:\n"
+           "                        CLS ... SEP ([CLS] ... [SEP], <s> ... </s>). The ids come from\n"
+           "                        tokenizer_config.json or special_tokens_map.json, else from\n"
+           "                        tokenizer.json's post_processor, else from the family\n"
+           "      --special         add what Hugging Face's add_special_tokens=True adds: a\n"
+           "                        tokenizer.json's post_processor (BERT [CLS] ... [SEP], RoBERTa\n"
+           "                        <s> ... </s>, T5 ... </s>, Llama <s> ..., GPT-2 nothing);\n"
+           "                        vocab.txt [CLS] ... [SEP]; vocab.json+merges.txt nothing; a\n"
+           "                        tokenizer.model, GGUF or llama2.c file BOS first (no BOS: EOS\n"
+           "                        last); add_bos_token/add_eos_token of tokenizer_config.json\n"
+           "                        decide where present. Excludes --bos\n"
            "  -w, --whole           encode the whole input as one text, newlines included\n"
            "  -o, --output FILE     write here instead of stdout (appears only when complete)\n"
            "      --no-header       omit the provenance line\n"
            "      --info            print the vocabulary size and special ids, encode nothing\n"
            "  -h, --help, -V, --version\n\n"
-           "Special-token strings in the text (<|endoftext|>, [MASK], ...) become their ids.\n"
+           "Special-token strings in the text: a tokenizer.json's added tokens (<|endoftext|>,\n"
+           "[MASK], <s>, ...) become their ids, as in Hugging Face tokenizers; a SentencePiece\n"
+           "tokenizer.model follows SentencePiece, where only user-defined pieces do: <s>, </s>\n"
+           "and <unk> typed in the text are encoded as text (docs/TOKENIZERS.md).\n"
            "Invalid UTF-8 input is an error (exit 1) naming the line and byte offset.\n"
            "Memory: the tokenizer tables (about 30 MB for GPT-2, NeoX or BERT, 45 MB for Llama-3,\n"
            "70 MB for Qwen2, 10-20 MB for SentencePiece and Unigram vocabularies of 32k pieces),\n"
@@ -43,13 +56,13 @@ static void usage(void) {
 
 typedef struct {
     const char *tokenizer, *family, *in, *out;
-    int bos, whole, header, info;
+    int bos, special, whole, header, info;
 } tk_opts;
 
 static void parse_args(int argc, char **argv, tk_opts *o) {
     static const struct option lo[] = {
         {"tokenizer", 1, 0, 't'}, {"family", 1, 0, 'f'}, {"bos", 0, 0, 'b'}, {"whole", 0, 0, 'w'},
-        {"output", 1, 0, 'o'}, {"no-header", 0, 0, 'H'}, {"info", 0, 0, 'I'},
+        {"output", 1, 0, 'o'}, {"no-header", 0, 0, 'H'}, {"info", 0, 0, 'I'}, {"special", 0, 0, 'S'},
         {"help", 0, 0, 'h'}, {"version", 0, 0, 'V'}, {0, 0, 0, 0}};
     *o = (tk_opts){.in = "-", .out = "-", .header = 1};
     int c;
@@ -58,6 +71,7 @@ static void parse_args(int argc, char **argv, tk_opts *o) {
         case 't': o->tokenizer = optarg; break;
         case 'f': o->family = optarg; break;
         case 'b': o->bos = 1; break;
+        case 'S': o->special = 1; break;
         case 'w': o->whole = 1; break;
         case 'o': o->out = optarg; break;
         case 'H': o->header = 0; break;
@@ -68,6 +82,7 @@ static void parse_args(int argc, char **argv, tk_opts *o) {
         }
     }
     if (!o->tokenizer) die_usage("--tokenizer PATH is required (see --help)");
+    if (o->bos && o->special) die_usage("--bos and --special exclude each other (see --help)");
     if (optind < argc) o->in = argv[optind++];
     if (optind < argc) die_usage("expected at most one input FILE (see --help)");
 }
@@ -75,7 +90,8 @@ static void parse_args(int argc, char **argv, tk_opts *o) {
 /* Provenance inputs: the tokenizer file, or the tokenizer files present in its directory. */
 static void prov_tokenizer(prov *p, const char *path) {
     static const char *const names[] = {"tokenizer.json", "vocab.json", "merges.txt", "vocab.txt",
-                                        "tokenizer.model", "tokenizer_config.json", "config.json"};
+                                        "tokenizer.model", "tokenizer_config.json", "special_tokens_map.json",
+                                        "config.json"};
     struct stat st;
     char hex[65];
     if (stat(path, &st) == 0 && !S_ISDIR(st.st_mode)) {
@@ -130,10 +146,15 @@ static void encode_line(const tok *t, const tk_opts *o, const char *s, size_t le
         if (o->whole) die_data(o->in, "invalid UTF-8 at byte offset %zu", i);
         die_data(o->in, "line %ld: invalid UTF-8 at byte %zu of the line", lineno, i + 1);
     }
-    int first = 1;
+    int first = 1, npre = 0, npost = 0;
+    const int32_t *pre = NULL, *post = NULL;
+    char why[256];
+    if (o->special) tok_special_wrap(t, &pre, &npre, &post, &npost, why, sizeof why);   /* checked in main */
+    for (int i = 0; i < npre; i++) put_id(out, pre[i], &first);
     if (o->bos) put_id(out, tok_cls(t) >= 0 ? tok_cls(t) : tok_bos(t), &first);
     for (int i = 0; i < n; i++) put_id(out, ids[i], &first);
     if (o->bos && tok_cls(t) >= 0 && tok_sep(t) >= 0) put_id(out, tok_sep(t), &first);
+    for (int i = 0; i < npost; i++) put_id(out, post[i], &first);
     sb_printf(out, "\n");
     free(ids);
 }
@@ -155,6 +176,11 @@ int main(int argc, char **argv) {
     }
     if (o.bos && tok_cls(t) < 0 && tok_bos(t) < 0)
         die_data(o.tokenizer, "this tokenizer has no BOS token (--bos)");
+    const int32_t *pre, *post;
+    int npre, npost;
+    char why[256];
+    if (o.special && tok_special_wrap(t, &pre, &npre, &post, &npost, why, sizeof why))
+        die_data(o.tokenizer, "--special: %s", why);
     strbuf out = {0};
     if (o.info) {
         print_info(t, &out);
@@ -168,6 +194,7 @@ int main(int argc, char **argv) {
             prov_opt_str(p, "tokenizer", o.tokenizer);
             prov_opt_str(p, "family", o.family ? o.family : "");
             prov_opt_int(p, "bos", o.bos);
+            prov_opt_int(p, "special", o.special);
             prov_opt_int(p, "whole", o.whole);
             char *js = prov_json(p);
             sb_printf(&out, "# %s\n", js);

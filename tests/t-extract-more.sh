@@ -22,6 +22,10 @@ printf '5 6 7 8 9 1 11 12\n11 12 13\n14 15 16 17 18\n' >"$T/rob_ids.txt"
 compare() {
     local name=$1 fam=$2 ids=$3; shift 3
     $MK "$fam" "$T/$name" "$@" || { fail "$name: generator"; return; }
+    against_ref "$name" "$fam" "$ids"
+}
+against_ref() {   # against_ref NAME FAMILY IDS: extract the checkpoint in $T/NAME, compare
+    local name=$1 fam=$2 ids=$3
     local lg=(--logits "$T/$name.lg.h5")
     case $fam in roberta | xlm-roberta) lg=() ;; esac
     if "$BIN/extract" --model "$T/$name" --ids "$ids" "${lg[@]}" "$T/$name.h5" >/dev/null 2>"$T/err"; then
@@ -121,6 +125,79 @@ bad() {   # bad NAME PATTERN [extract args]
     local name=$1 pat=$2; shift 2
     expect_error "$name" 1 "$pat" "$out" "$BIN/extract" --model "$T/$name" --ids "$T/ids.txt" "$@" "$out"
 }
+
+# ---- flags: every boolean key of every family as JSON true/false and as 0/1 (issue 43: the
+# released OPT configs' "_remove_final_layer_norm": false was refused as "a boolean, expected a
+# number"); each variant against the PyTorch reference, which reads the same keys
+edit opt-flags-bool opt-pre-ln "c.update(_remove_final_layer_norm=False, do_layer_norm_before=True, enable_bias=True, layer_norm_elementwise_affine=True, tie_word_embeddings=True)"
+against_ref opt-flags-bool opt "$T/ids.txt"
+edit opt-flags-num opt-pre-ln "c.update(_remove_final_layer_norm=0, do_layer_norm_before=1, enable_bias=1, layer_norm_elementwise_affine=1, tie_word_embeddings=1)"
+against_ref opt-flags-num opt "$T/ids.txt"
+check "opt: the flags as booleans and as 0/1 give the same attention" "$PYTHON" -c "
+import h5py, numpy as np, sys
+a, b = (h5py.File(f, 'r')['attention'][:] for f in sys.argv[1:])
+assert np.array_equal(a, b)" "$T/opt-flags-bool.h5" "$T/opt-flags-num.h5"
+edit opt-remove-final opt-pre-ln "c['_remove_final_layer_norm'] = True" \
+    "del w['model.decoder.final_layer_norm.weight'], w['model.decoder.final_layer_norm.bias']"
+against_ref opt-remove-final opt "$T/ids.txt"
+edit phi-flags-bool phi-default-rotary "c.update(qk_layernorm=False, tie_word_embeddings=False)"
+against_ref phi-flags-bool phi "$T/ids.txt"
+edit mistral-flags-num mistral-window8-gqa "c['tie_word_embeddings'] = 0"
+against_ref mistral-flags-num mistral "$T/ids.txt"
+edit gemma2-flags-bool gemma2-window8-softcap "c.update(use_bidirectional_attention=False, tie_word_embeddings=True)"
+against_ref gemma2-flags-bool gemma2 "$T/ids.txt"
+edit qwen3-flags-num qwen3-qk-norm-gqa-untied "c.update(use_sliding_window=0, attention_bias=0, tie_word_embeddings=0)"
+against_ref qwen3-flags-num qwen3 "$T/ids.txt"
+edit roberta-flags-num roberta-pad-positions "c['tie_word_embeddings'] = 1"
+against_ref roberta-flags-num roberta "$T/rob_ids.txt"
+# the older families (tests/ref/make_tiny.py): --info is the same with each flag spelled as a
+# boolean and as a number, and extract runs
+flag_info() {   # flag_info FAMILY 'key=value, ...' (Python booleans; the num variant writes 0/1)
+    local fam=$1 kv=$2 v
+    "$PYTHON" tests/ref/make_tiny.py "$fam" "$T/fl-$fam" >/dev/null || { fail "flags $fam: make_tiny"; return; }
+    for v in bool num; do
+        mkdir -p "$T/fl-$fam-$v" && cp "$T/fl-$fam/model.safetensors" "$T/fl-$fam-$v/"
+        "$PYTHON" -c "
+import json, sys
+c = json.load(open(sys.argv[1] + '/config.json'))
+kv = eval('dict(' + sys.argv[3] + ')')
+c.update({k: (int(x) if sys.argv[4] == 'num' else x) for k, x in kv.items()})
+json.dump(c, open(sys.argv[2] + '/config.json', 'w'))" "$T/fl-$fam" "$T/fl-$fam-$v" "$kv" "$v"
+    done
+    check "$fam: flags ($kv) as booleans and as 0/1: --info identical, extract runs" bash -c '
+        "$1/extract" --model "$2-bool" --info >"$2-bool.info" && "$1/extract" --model "$2-num" --info >"$2-num.info" &&
+        cmp -s "$2-bool.info" "$2-num.info" && "$1/extract" --model "$2-bool" --ids "$3" "$2-bool.h5" 2>/dev/null' \
+        _ "$BIN" "$T/fl-$fam" "$T/ids.txt"
+}
+flag_info gpt2 "tie_word_embeddings=True, scale_attn_by_inverse_layer_idx=False"
+flag_info gpt_neox "use_parallel_residual=True, tie_word_embeddings=False"
+flag_info llama "tie_word_embeddings=False, attention_bias=False, mlp_bias=False"
+flag_info qwen2 "use_sliding_window=False, tie_word_embeddings=False"
+flag_info bert "tie_word_embeddings=True"
+# the released opt-125m config.json with the sizes of facebook/opt-6.7b and the key its release
+# carries, "_remove_final_layer_norm": false (optional data: DATA_DIR/hf)
+if [ -f "$HF/opt-125m/config.json" ]; then
+    mkdir -p "$T/opt-6.7b"
+    "$PYTHON" -c "
+import json, sys
+c = json.load(open(sys.argv[1]))
+c.update(_name_or_path='facebook/opt-6.7b', _remove_final_layer_norm=False, ffn_dim=16384, hidden_size=4096,
+         num_attention_heads=32, num_hidden_layers=32, word_embed_proj_dim=4096)
+json.dump(c, open(sys.argv[2], 'w'), indent=2)" "$HF/opt-125m/config.json" "$T/opt-6.7b/config.json"
+    check "--info opt-6.7b config (\"_remove_final_layer_norm\": false): 32 layers, hidden 4096, pre-LN" bash -c \
+        '"$1/extract" --model "$2" --info | tr "\t\n" "= " | grep -q "block=pre_ln layers=32 hidden=4096 heads=32"' \
+        _ "$BIN" "$T/opt-6.7b"
+else
+    skip "--info opt-6.7b config (\"_remove_final_layer_norm\": false)" "$HF/opt-125m/config.json"
+fi
+edit opt-final-str opt-pre-ln "c['_remove_final_layer_norm'] = 'false'"
+bad opt-final-str "'_remove_final_layer_norm' is not a boolean: expected true, false, 0 or 1"
+expect_error "--info refuses a flag that is a string" 1 "'_remove_final_layer_norm' is not a boolean" - \
+    "$BIN/extract" --model "$T/opt-final-str" --info
+edit opt-final-two opt-pre-ln "c['_remove_final_layer_norm'] = 2"
+bad opt-final-two "'_remove_final_layer_norm' = 2: expected true, false, 0 or 1"
+edit phi-qkln-half phi-default-rotary "c['qk_layernorm'] = 0.5"
+bad phi-qkln-half "'qk_layernorm' = 0.5: expected true, false, 0 or 1"
 edit phi-no-lm-bias phi-default-rotary "" "del w['lm_head.bias']"
 bad phi-no-lm-bias "missing tensor 'lm_head.bias'"
 edit phi-head-dim phi-default-rotary "c['head_dim'] = 8"

@@ -59,6 +59,39 @@ while read -r name kind reftk ourtk; do
     fi
     compare_ids "$name" "$ourtk" "$live"
 done <<<"$CASES"
+# add_special_tokens (tokenize --special) against HF tokenizers' encode(text, null,
+# {addSpecialTokens: true}) on the tokenizer.json files, kjv200 and multi (an empty line is the
+# specials alone): the post_processor's BERT [CLS] … [SEP], RoBERTa <s> … </s>, T5 … </s>,
+# Llama-2 <s> … (optional: DATA_DIR), ByteLevel's nothing for GPT-2, Pythia and phi-2.
+L2=$DATA_DIR/tokenizers/llama2
+[ -e "$L2/tokenizer.json" ] || [ ! -e "$DATA_DIR/hf/Llama-2-7b-hf/tokenizer.json" ] || L2=$DATA_DIR/hf/Llama-2-7b-hf
+SPECIAL_CASES="bert $TK/bert-base-uncased/tokenizer.json
+roberta $TK/roberta-base/tokenizer.json
+t5-small $TK/t5-small/tokenizer.json
+flan-t5 $TK/flan-t5-large/tokenizer.json
+gpt2 $TK/gpt2/tokenizer.json
+pythia $TK/pythia/20B_tokenizer.json
+phi-2 $TK/phi-2/tokenizer.json
+llama2 $L2/tokenizer.json"
+while read -r name reftk; do
+    for x in kjv200 multi; do
+        label="$name-special.$x: tokenize --special"
+        if [ ! -e "$reftk" ]; then skip "$label" "$reftk"; continue; fi
+        mkdir -p "$T/sp/$name"
+        "$BIN/tokenize" --no-header --special -t "$reftk" "$G/$x.txt" >"$T/sp/$name/$x.our" || { fail "$label: failed"; continue; }
+        if [ $live = 1 ]; then
+            node tests/ref/tok_ref.js hf "$reftk" --special "$G/$x.txt" >"$T/sp/$name/$x.ref" || fail "$label: reference failed"
+            sum=$(sha256sum <"$T/sp/$name/$x.ref" | cut -c1-64)
+            if [ "${1:-}" = --update ]; then echo "$sum  $name-special.$x" >>"$SUMS.new"; continue; fi
+            check "$label: live reference equals the recorded checksum" grep -q "^$sum  $name-special.$x\$" "$SUMS"
+            check "$label: $(wc -w <"$T/sp/$name/$x.our") ids equal HF tokenizers with addSpecialTokens" \
+                cmp -s "$T/sp/$name/$x.our" "$T/sp/$name/$x.ref"
+        else
+            sum=$(sha256sum <"$T/sp/$name/$x.our" | cut -c1-64)
+            check "$label: ids match the recorded reference checksum" grep -q "^$sum  $name-special.$x\$" "$SUMS"
+        fi
+    done
+done <<<"$SPECIAL_CASES"
 [ "${1:-}" = --update ] && mv "$SUMS.new" "$SUMS" && echo "# wrote $SUMS"
 
 # Llama-3 as a HF tokenizer.json (built from the tiktoken ranks like transformers' converter):

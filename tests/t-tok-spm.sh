@@ -6,8 +6,9 @@
 #   bytelevel  HF tokenizers on the tokenizer.json transformers' converter makes of a
 #              vocab.json + merges.txt directory (tests/ref/tok_ref.js);
 #   spm        Google's SentencePiece library (Debian python3-sentencepiece) on the
-#              tokenizer.model, special pieces typed in the text split off first as HF does
-#              (tests/ref/spm_ref.py).
+#              tokenizer.model (tests/ref/spm_ref.py): <s>, </s>, <unk> typed in the text are
+#              text there, as attncoda reads a tokenizer.model; a tokenizer.json's added tokens
+#              are matched in the text first, as HF tokenizers does (docs/TOKENIZERS.md).
 # Some tokenizers are made here: six tokenizer.json spellings of Mistral's model (Llama-2's
 # legacy normaliser; Metaspace with prepend_scheme "first"; Gemma's, without the dummy prefix;
 # Metaspace "always" with split; no byte fallback, so unknown characters become fused <unk>; the
@@ -69,7 +70,6 @@ phi-2 hf $TK/phi-2/tokenizer.json $TK/phi-2
 roberta hf $TK/roberta-base/tokenizer.json $TK/roberta-base
 opt bytelevel $T/opt $T/opt
 llama2 hf $L2/tokenizer.json $L2/tokenizer.json
-llama2 hf $L2/tokenizer.json $L2/tokenizer.model
 llama2-spm spm $L2/tokenizer.model $L2/tokenizer.model"
 
 declare -A done_ref
@@ -105,7 +105,88 @@ vec "mistral newline is byte piece <0x0A> = 13" "264 13 28726" $TK/mistral/token
 vec "mistral --bos prepends <s> = 1" "1 22557 1526" $TK/mistral/tokenizer.model -b "Hello world"
 vec "t5 'Hello world' = 8774 296" "8774 296" $TK/t5-small "Hello world"
 vec "t5 </s> typed in the text is id 1" "8774 1" $TK/t5-small "Hello</s>"
-info() { "$BIN/tokenize" --info --no-header -t "$1" | tr '\n\t' ' =' ; }
+# literal special-token text (issue 43): a tokenizer.model follows SentencePiece, where <s>, </s>
+# and <unk> typed in the text are text; a tokenizer.json follows HF tokenizers, whose added tokens
+# are matched first (ids from python3-sentencepiece and npm tokenizers on these lines)
+vec "mistral tokenizer.model: '<s>Hello</s>' typed in the text is text, as SentencePiece encodes it" \
+    "523 28713 28767 16230 700 28713 28767" $TK/mistral/tokenizer.model "<s>Hello</s>"
+vec "mistral tokenizer.model: '<unk>' typed in the text is text" "264 523 2060 28767 287" \
+    $TK/mistral/tokenizer.model "a <unk> b"
+if [ -f "$T/mj-llama/tokenizer.json" ]; then
+    vec "mistral tokenizer.json: '<s>Hello</s>' typed in the text is <s> Hello </s>, as HF tokenizers" \
+        "1 22557 2" "$T/mj-llama" "<s>Hello</s>"
+    vec "mistral tokenizer.json: '<unk>' typed in the text is <unk> (0)" "264 28705 0 28705 287" "$T/mj-llama" "a <unk> b"
+else
+    skip "mistral tokenizer.json: typed <s>, </s>, <unk> are the added tokens" "python3-sentencepiece"
+fi
+vec "t5 tokenizer.model (from Flan-T5's tokenizer.json): '</s>' typed in the text is text" \
+    "8774 2 87 7 3155" "$T/t5m/tokenizer.model" "Hello</s>"
+if [ -f "$L2/tokenizer.model" ] && [ -f "$L2/tokenizer.json" ]; then
+    for x in $TEXTS; do
+        "$BIN/tokenize" --no-header -t "$L2/tokenizer.model" "$G/$x.txt" >"$T/l2m.$x"
+        "$BIN/tokenize" --no-header -t "$L2/tokenizer.json" "$G/$x.txt" >"$T/l2j.$x"
+    done
+    check "llama2: tokenizer.model and tokenizer.json ids equal on kjv200 and fuzz, on multi all but the line with typed specials" \
+        bash -c 'cmp -s "$1/l2m.kjv200" "$1/l2j.kjv200" && cmp -s "$1/l2m.fuzz" "$1/l2j.fuzz" &&
+                 [ "$(diff "$1/l2m.multi" "$1/l2j.multi" | grep -c "^[0-9]")" = 1 ] &&
+                 diff "$1/l2m.multi" "$1/l2j.multi" | head -1 | grep -qx "17c17"' _ "$T"
+else
+    skip "llama2: tokenizer.model and tokenizer.json agree but on typed specials" "$L2/tokenizer.model"
+fi
+info() { "$BIN/tokenize" --info --no-header -t "$1" "${@:2}" | tr '\n\t' ' =' ; }
+# the special ids from the files when no config.json says the family (issue 43): RoBERTa's
+# post_processor names <s> (0) and </s> (2); its vocab.json alone, the fairseq <s> and </s>
+mkdir -p "$T/rob-json" "$T/rob-vocab"
+cp "$TK/roberta-base/tokenizer.json" "$T/rob-json/"
+cp "$TK/roberta-base/vocab.json" "$TK/roberta-base/merges.txt" "$T/rob-vocab/"
+check "roberta tokenizer.json: bos 0 eos 2 cls 0 sep 2 from the RobertaProcessing post_processor" \
+    grep -q "bos=0 eos=2 cls=0 sep=2" <(info "$T/rob-json")
+check "roberta tokenizer.json with --family roberta: the same" grep -q "bos=0 eos=2 cls=0 sep=2" <(info "$T/rob-json" -f roberta)
+check "roberta vocab.json + merges.txt: bos <s> = 0, eos </s> = 2" grep -q "bos=0 eos=2" <(info "$T/rob-vocab")
+vec "roberta --bos: <s> ... </s> (0 ... 2), as extract with the model's config.json" "0 31414 232 2" "$T/rob-json" -b "Hello world"
+# --special: add_special_tokens=True (references for the tokenizer.json files in t-tok-ref.sh)
+vec "roberta --special: <s> Hello world </s>" "0 31414 232 2" "$T/rob-json" --special "Hello world"
+vec "bert vocab.txt --special: [CLS] ... [SEP] (BertTokenizer)" "101 7592 2088 102" $TK/bert-base-uncased/vocab.txt --special "Hello world"
+vec "gpt2 vocab.json --special: nothing (GPT-2's rule)" "15496 995" $TK/gpt2/vocab.json --special "Hello world"
+vec "mistral tokenizer.model --special: <s> first (Llama's converter)" "1 22557 1526" $TK/mistral/tokenizer.model --special "Hello world"
+vec "t5 tokenizer.model --special: no BOS, so </s> last (T5's converter)" "8774 296 1" "$T/t5m/tokenizer.model" --special "Hello world"
+vec "opt vocab.json --special without add_bos_token: nothing" "31414 232" "$T/opt" --special "Hello world"
+mkdir -p "$T/opt-add" && cp "$T/opt/"* "$T/opt-add/"
+echo '{"bos_token": "</s>", "eos_token": "</s>", "add_bos_token": true}' >"$T/opt-add/tokenizer_config.json"
+vec "opt vocab.json --special with add_bos_token true: </s> first (OPT's GPT2Tokenizer)" "2 31414 232" "$T/opt-add" --special "Hello world"
+expect_error "--bos with --special: usage error" 2 "exclude each other" - "$BIN/tokenize" -t "$T/rob-json" --bos --special "$G/kjv200.txt"
+tokerr() { expect_error "$1" 1 "$2" "$T/o.ids" "$BIN/tokenize" -t "$3" -o "$T/o.ids" "$G/kjv200.txt"; }
+pp() {   # pp NAME 'post_processor JSON': RoBERTa's tokenizer.json with that post_processor
+    mkdir -p "$T/pp-$1"
+    "$PYTHON" -c "
+import json, sys
+j = json.load(open(sys.argv[1]))
+j['post_processor'] = json.loads(sys.argv[2])
+json.dump(j, open(sys.argv[3], 'w'))" "$TK/roberta-base/tokenizer.json" "$2" "$T/pp-$1/tokenizer.json"
+}
+pp seq '{"type": "Sequence", "processors": [{"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true}, {"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}, {"SpecialToken": {"id": "</s>", "type_id": 0}}, {"SpecialToken": {"id": "</s>", "type_id": 0}}], "pair": [{"Sequence": {"id": "A", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}}], "special_tokens": {"<s>": {"id": "<s>", "ids": [0], "tokens": ["<s>"]}, "</s>": {"id": "</s>", "ids": [2], "tokens": ["</s>"]}}}]}'
+vec "post_processor Sequence(ByteLevel, TemplateProcessing <s> \$A </s> </s>)" "0 31414 232 2 2" "$T/pp-seq" --special "Hello world"
+if [ $node_ok = 1 ]; then
+    check "post_processor Sequence(...): equal to HF tokenizers with addSpecialTokens" bash -c '
+        printf "Hello world\n" >"$2/hw.txt"
+        [ "$(node tests/ref/tok_ref.js hf "$2/pp-seq/tokenizer.json" --special "$2/hw.txt")" = "0 31414 232 2 2" ]' _ "$BIN" "$T"
+else
+    skip "post_processor Sequence(...): equal to HF tokenizers" "node and npm tokenizers"
+fi
+pp unsup '{"type": "SomeFutureProcessing"}'
+vec "an unknown post_processor type: the tokenizer still loads" "31414 232" "$T/pp-unsup" "Hello world"
+expect_error "--special with an unknown post_processor type: named, exit 1" 1 \
+    ": --special: post_processor 'SomeFutureProcessing' is not supported" "$T/o.ids" \
+    "$BIN/tokenize" -t "$T/pp-unsup" --special -o "$T/o.ids" "$G/kjv200.txt"
+pp cls '{"type": "RobertaProcessing", "cls": ["<s>", 60000], "sep": ["</s>", 2]}'
+tokerr "post_processor RobertaProcessing: cls id outside the vocabulary" \
+    "post_processor RobertaProcessing: 'cls' is not a \[token, id\] pair with an id of the vocabulary \(0..50264\)" "$T/pp-cls"
+pp noa '{"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}}], "special_tokens": {"<s>": {"id": "<s>", "ids": [0], "tokens": ["<s>"]}}}'
+tokerr "post_processor TemplateProcessing without \$A" "'single' must hold the sequence \\\$A once" "$T/pp-noa"
+pp noids '{"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<x>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}], "special_tokens": {}}'
+tokerr "post_processor TemplateProcessing: a special token without ids" "single\[0\] is neither \\\$A nor a special token" "$T/pp-noids"
+pp notype '{"cls": ["<s>", 0]}'
+tokerr "post_processor without a type" "post_processor without a type" "$T/pp-notype"
 check "mistral specials: bos 1 eos 2 from the trainer spec" grep -q "bos=1 eos=2" <(info $TK/mistral/tokenizer.model)
 check "t5 specials: eos 1 pad 0, no bos" grep -q "bos=-1 eos=1 .*pad=0" <(info $TK/t5-small)
 check "opt specials: </s> (2) is bos and eos" grep -q "bos=2 eos=2" <(info "$T/opt")
@@ -144,8 +225,7 @@ assert t[0] == lead and body == ids[:len(body)] and len(body) > 4, (t, ids)
 assert trail == '-' or t[-1] == int(trail), t" "$T/x-$fam.h5" "$T/x-$fam.ids" "$lead" "$trail"
 done
 
-# --- bad input: one line, exit 1, no output
-tokerr() { expect_error "$1" 1 "$2" "$T/o.ids" "$BIN/tokenize" -t "$3" -o "$T/o.ids" "$G/kjv200.txt"; }
+# --- bad input: one line, exit 1, no output (tokerr: above)
 head -c 1000 $TK/mistral/tokenizer.model >"$T/trunc.model"
 tokerr "truncated tokenizer.model" "trunc.model: .*(runs past the end|truncated)" "$T/trunc.model"
 printf '\x0a\x05\x0a\x01a\x10\x05' >"$T/score.model"

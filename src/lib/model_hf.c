@@ -59,21 +59,11 @@ static void ctx_fail(hf_ctx *c, const char *fmt, ...) {
 
 /* config.json numbers are integers unless the key names a real quantity: callers cast integer keys
  * to int, so cfg_check makes sure that such a value (or the default standing in for it) is an integer
- * that fits, and only the flags may also be true/false. */
+ * that fits. Flags (tie_word_embeddings, _remove_final_layer_norm, ...) are read by cfg_flag, never
+ * here, so a boolean where a number belongs is refused by name. */
 static const char *const REAL_KEY_WORDS[] = {"eps", "theta", "factor", "pct", "rotary_emb_base", "scal",
                                              "softcap", "multiplier", "fraction", "ratio", "dropout", "pdrop",
                                              "range", "coef", "temperature"};
-static const char *const FLAG_KEYS[] = {"tie_word_embeddings", "use_parallel_residual", "attention_bias",
-                                        "mlp_bias", "use_sliding_window", "scale_attn_by_inverse_layer_idx",
-                                        "qk_layernorm", "use_qk_norm", "do_layer_norm_before", "enable_bias",
-                                        "layer_norm_elementwise_affine", "parallel_attn", "new_decoder_architecture",
-                                        "multi_query", "bias", "alibi", "use_bidirectional_attention", "qkv_bias"};
-
-static int is_flag_key(const char *k) {
-    for (size_t i = 0; i < sizeof FLAG_KEYS / sizeof FLAG_KEYS[0]; i++)
-        if (!strcmp(k, FLAG_KEYS[i])) return 1;
-    return 0;
-}
 
 static int is_real_key(const char *k) {
     for (size_t i = 0; i < sizeof REAL_KEY_WORDS / sizeof REAL_KEY_WORDS[0]; i++)
@@ -84,7 +74,7 @@ static int is_real_key(const char *k) {
 /* x as the value of key k (from the file, or its default when from_file is 0). */
 static double cfg_check(hf_ctx *c, const char *k, double x, int from_file) {
     const char *src = from_file ? "" : " (default)";
-    if (is_real_key(k) && !is_flag_key(k)) {
+    if (is_real_key(k)) {
         if (strstr(k, "eps") && !(x > 0 && x < 1)) {
             ctx_fail(c, "config.json: '%s' = %g%s must be in (0, 1)", k, x, src);
             return 1e-5;
@@ -93,7 +83,7 @@ static double cfg_check(hf_ctx *c, const char *k, double x, int from_file) {
     }
     long long v;
     char why[128];
-    if (cli_num_to_ll(x, is_flag_key(k) ? 0 : -INT_MAX, is_flag_key(k) ? 1 : INT_MAX, &v, why, sizeof why)) {
+    if (cli_num_to_ll(x, -INT_MAX, INT_MAX, &v, why, sizeof why)) {
         ctx_fail(c, "config.json: '%s'%s: %s", k, src, why);
         return 0;
     }
@@ -110,7 +100,6 @@ static double cfg_num_in(hf_ctx *c, json_t *obj, double def, const char *key, ..
         if (!v || json_is_null(v)) continue;
         va_end(ap);
         if (json_is_number(v)) return cfg_check(c, k, json_number_value(v), 1);
-        if (json_is_boolean(v) && is_flag_key(k)) return json_is_true(v);
         ctx_fail(c, "config.json: '%s' is %s, expected a number", k, json_is_boolean(v) ? "a boolean" : "not a number");
         return def;
     }
@@ -118,6 +107,22 @@ static double cfg_num_in(hf_ctx *c, json_t *obj, double def, const char *key, ..
     return cfg_check(c, key, def, 0);
 }
 #define CFG(c, def, ...) cfg_num_in((c), (c)->cfg, (def), __VA_ARGS__, (const char *)NULL)
+
+/* A flag of config.json: true/false as Hugging Face writes booleans, 0/1 where older files (and
+ * PretrainedConfig, which tests truthiness) carry numbers; def when absent or null. Every boolean key
+ * of every family is read here, so none is refused for being a JSON boolean. */
+static int cfg_flag(hf_ctx *c, const char *key, int def) {
+    json_t *v = json_object_get(c->cfg, key);
+    if (!v || json_is_null(v)) return def;
+    if (json_is_boolean(v)) return json_is_true(v);
+    if (json_is_number(v) && (json_number_value(v) == 0 || json_number_value(v) == 1))
+        return json_number_value(v) != 0;
+    if (json_is_number(v))
+        ctx_fail(c, "config.json: '%s' = %g: expected true, false, 0 or 1", key, json_number_value(v));
+    else
+        ctx_fail(c, "config.json: '%s' is not a boolean: expected true, false, 0 or 1", key);
+    return def;
+}
 
 /* What Hugging Face itself refuses when it builds the model, so it is refused here as well. */
 static void cfg_check_model(hf_ctx *c, const model_config *k) {
@@ -338,16 +343,10 @@ static double more_null_off(hf_ctx *c, const char *key, double def) {
     return CFG(c, def, key);
 }
 
-static int more_bool(hf_ctx *c, const char *key, int def) {
-    return more_int(c, key, def, 0, 1);
-}
-
-/* Keys the forward pass cannot honour, refused by name when they ask for something else. */
-static void more_refuse(hf_ctx *c, const char *key, double allowed) {
-    json_t *v = json_object_get(c->cfg, key);
-    if (!v || json_is_null(v)) return;
-    if ((json_is_number(v) || json_is_boolean(v)) && CFG(c, allowed, key) == allowed) return;
-    ctx_fail(c, "config.json: '%s' other than %g is not supported", key, allowed);
+/* Flags the forward pass cannot honour, refused by name when they ask for something else. */
+static void more_refuse(hf_ctx *c, const char *key, int allowed) {
+    if (c->failed || cfg_flag(c, key, allowed) == allowed) return;
+    ctx_fail(c, "config.json: '%s' other than %d is not supported", key, allowed);
 }
 
 /* The encoders' special ids that BertConfig has no key for, written by bin/train
@@ -395,8 +394,8 @@ static void parse_more(hf_ctx *c, model_config *k) {
         k->norm_eps = (float)CFG(c, 1e-5, "layer_norm_eps");
         k->gated_mlp = 0;
         k->max_pos = more_int(c, "max_position_embeddings", 2048, 1, big);
-        k->tied_head = more_bool(c, "tie_word_embeddings", 0);
-        k->qk_norm = more_bool(c, "qk_layernorm", 0);
+        k->tied_head = cfg_flag(c, "tie_word_embeddings", 0);
+        k->qk_norm = cfg_flag(c, "qk_layernorm", 0);
         act = cfg_str(c->cfg, "hidden_act", "gelu_new");
         k->bos_id = more_int(c, "bos_token_id", 1, -1, big);
         k->eos_id = more_int(c, "eos_token_id", 2, -1, big);
@@ -406,7 +405,7 @@ static void parse_more(hf_ctx *c, model_config *k) {
         break;
     case FAM_MISTRAL:
         k->max_pos = more_int(c, "max_position_embeddings", 131072, 1, big);
-        k->tied_head = more_bool(c, "tie_word_embeddings", 0);
+        k->tied_head = cfg_flag(c, "tie_word_embeddings", 0);
         k->bos_id = more_int(c, "bos_token_id", 1, -1, big);
         k->eos_id = more_int(c, "eos_token_id", 2, -1, big);
         break;
@@ -415,7 +414,7 @@ static void parse_more(hf_ctx *c, model_config *k) {
         k->norm = NORM_RMS_OFFSET;
         k->head_dim = more_int(c, "head_dim", 256, 1, big);
         k->max_pos = more_int(c, "max_position_embeddings", 8192, 1, big);
-        k->tied_head = more_bool(c, "tie_word_embeddings", 1);
+        k->tied_head = cfg_flag(c, "tie_word_embeddings", 1);
         act = gemma_act(c, k->family == FAM_GEMMA2);
         /* HF makes sqrt(hidden_size) a tensor of the activation dtype: float32 here */
         k->emb_scale = (float)sqrt((double)k->d_model);
@@ -433,7 +432,7 @@ static void parse_more(hf_ctx *c, model_config *k) {
     case FAM_QWEN3:
         k->head_dim = more_int(c, "head_dim", 128, 1, big);
         k->max_pos = more_int(c, "max_position_embeddings", 32768, 1, big);
-        k->tied_head = more_bool(c, "tie_word_embeddings", 0);
+        k->tied_head = cfg_flag(c, "tie_word_embeddings", 0);
         k->qk_norm = 1;
         k->bos_id = more_int(c, "bos_token_id", -1, -1, big);
         k->eos_id = more_int(c, "eos_token_id", -1, -1, big);
@@ -451,14 +450,17 @@ static void parse_more(hf_ctx *c, model_config *k) {
         k->max_pos = more_int(c, "max_position_embeddings", 2048, 1, big);
         k->d_embed = more_int(c, "word_embed_proj_dim", k->d_model, 1, big);
         if (k->d_embed == k->d_model) k->d_embed = 0;
-        k->block = more_bool(c, "do_layer_norm_before", 1) ? BLOCK_PRE_LN : BLOCK_POST_LN;
+        k->block = cfg_flag(c, "do_layer_norm_before", 1) ? BLOCK_PRE_LN : BLOCK_POST_LN;
         k->learned_pos = 1;
         k->pos_offset = 2;
-        k->tied_head = more_bool(c, "tie_word_embeddings", 1);
+        k->tied_head = cfg_flag(c, "tie_word_embeddings", 1);
         act = cfg_str(c->cfg, "activation_function", "relu");
         k->bos_id = more_int(c, "bos_token_id", 2, -1, big);
         k->eos_id = more_int(c, "eos_token_id", 2, -1, big);
         more_refuse(c, "layer_norm_elementwise_affine", 1);
+        /* read again with the tensors; checked here so that --info refuses what loading would */
+        cfg_flag(c, "_remove_final_layer_norm", 0);
+        cfg_flag(c, "enable_bias", 1);
         if (k->d_model % k->n_head) ctx_fail(c, "config.json: hidden_size is not a multiple of the heads");
         break;
     case FAM_ROBERTA:
@@ -491,7 +493,7 @@ static void parse_more(hf_ctx *c, model_config *k) {
     cfg_check_sizes(c, k);
     if (rob) {   /* RobertaLMHead applies the erf GELU whatever hidden_act says (§7.3 step 4) */
         k->head_act = ACT_GELU_ERF;
-        k->tied_head = more_bool(c, "tie_word_embeddings", 1);
+        k->tied_head = cfg_flag(c, "tie_word_embeddings", 1);
         if (!c->failed) parse_encoder_ids(c, k);
     }
     if (!c->failed && !opt && !rob) parse_rope(c, k);
@@ -548,6 +550,7 @@ static void parse_vit(hf_ctx *c, model_config *k) {
     k->n_channels = more_int(c, "num_channels", 3, 1, 3);
     k->vocab = vit_classes(c);
     k->bos_id = k->eos_id = k->pad_id = -1;
+    cfg_flag(c, "qkv_bias", 1);   /* read again with the tensors; checked here for --info */
     parse_act(c, cfg_str(c->cfg, "hidden_act", "gelu"), &k->act);
     if (c->failed) return;
     if (k->d_model % k->n_head)
@@ -592,19 +595,19 @@ static void parse_config(hf_ctx *c, model_config *k) {
     case FAM_GPT2:
         k->norm = NORM_LAYER;
         k->learned_pos = 1;
-        k->tied_head = (int)CFG(c, 1, "tie_word_embeddings");
+        k->tied_head = cfg_flag(c, "tie_word_embeddings", 1);
         act = cfg_str(c->cfg, "activation_function", "gelu_new");
         k->bos_id = (int)CFG(c, 50256, "bos_token_id");
         k->eos_id = (int)CFG(c, 50256, "eos_token_id");
-        if (CFG(c, 0, "scale_attn_by_inverse_layer_idx") != 0)
+        if (cfg_flag(c, "scale_attn_by_inverse_layer_idx", 0))
             ctx_fail(c, "config.json: scale_attn_by_inverse_layer_idx is not supported");
         break;
     case FAM_NEOX:
         k->norm = NORM_LAYER;
         k->norm_eps = (float)CFG(c, 1e-5, "layer_norm_eps");
         k->max_pos = (int)CFG(c, 2048, "max_position_embeddings");
-        k->parallel_residual = (int)CFG(c, 1, "use_parallel_residual");
-        k->tied_head = (int)CFG(c, 0, "tie_word_embeddings");
+        k->parallel_residual = cfg_flag(c, "use_parallel_residual", 1);
+        k->tied_head = cfg_flag(c, "tie_word_embeddings", 0);
         act = cfg_str(c->cfg, "hidden_act", "gelu");
         k->bos_id = (int)CFG(c, 0, "bos_token_id");
         k->eos_id = (int)CFG(c, 2, "eos_token_id");
@@ -615,11 +618,11 @@ static void parse_config(hf_ctx *c, model_config *k) {
         k->norm_eps = (float)CFG(c, 1e-6, "rms_norm_eps");
         k->max_pos = (int)CFG(c, k->family == FAM_LLAMA ? 2048 : 32768, "max_position_embeddings");
         k->gated_mlp = 1;
-        k->tied_head = (int)CFG(c, 0, "tie_word_embeddings");
+        k->tied_head = cfg_flag(c, "tie_word_embeddings", 0);
         act = cfg_str(c->cfg, "hidden_act", "silu");
         k->bos_id = (int)CFG(c, k->family == FAM_LLAMA ? 1 : -1, "bos_token_id");
         k->eos_id = (int)CFG(c, k->family == FAM_LLAMA ? 2 : -1, "eos_token_id");
-        if (k->family == FAM_QWEN2 && CFG(c, 0, "use_sliding_window") != 0)
+        if (k->family == FAM_QWEN2 && cfg_flag(c, "use_sliding_window", 0))
             ctx_fail(c, "config.json: use_sliding_window is not supported");
         break;
     case FAM_BERT:
@@ -629,7 +632,7 @@ static void parse_config(hf_ctx *c, model_config *k) {
         k->post_ln = 1;
         k->learned_pos = 1;
         act = cfg_str(c->cfg, "hidden_act", "gelu");
-        k->tied_head = (int)CFG(c, 1, "tie_word_embeddings");
+        k->tied_head = cfg_flag(c, "tie_word_embeddings", 1);
         k->bos_id = k->eos_id = -1;
         if (strcmp(cfg_str(c->cfg, "position_embedding_type", "absolute"), "absolute"))
             ctx_fail(c, "config.json: only absolute BERT position embeddings are supported");
@@ -809,7 +812,7 @@ static void neox_split(hf_ctx *c, const model_config *k, const float *w, const f
 
 static void load_neox_layer(hf_ctx *c, const model_config *k, model_layer *y, int l) {
     int64_t d = k->d_model, f = k->d_ff;
-    int bias = (int)CFG(c, 1, "attention_bias");
+    int bias = cfg_flag(c, "attention_bias", 1);
     char n[128];
     snprintf(n, sizeof n, "layers.%d.input_layernorm", l);
     get_ln(c, &y->ln1_w, &y->ln1_b, d, n);
@@ -831,7 +834,7 @@ static void load_neox_layer(hf_ctx *c, const model_config *k, model_layer *y, in
 static void load_llama_layer(hf_ctx *c, const model_config *k, model_layer *y, int l) {
     int64_t d = k->d_model, f = k->d_ff, qd = (int64_t)k->n_head * k->head_dim;
     int64_t kd = (int64_t)k->n_kv_head * k->head_dim;
-    int qwen = k->family == FAM_QWEN2, ab = (int)CFG(c, 0, "attention_bias"), mb = (int)CFG(c, 0, "mlp_bias");
+    int qwen = k->family == FAM_QWEN2, ab = cfg_flag(c, "attention_bias", 0), mb = cfg_flag(c, "mlp_bias", 0);
     y->ln1_w = get(c, 0, d, 0, "layers.%d.input_layernorm.weight", l);
     y->ln2_w = get(c, 0, d, 0, "layers.%d.post_attention_layernorm.weight", l);
     y->wq = mat(c, 0, qd, d, "layers.%d.self_attn.q_proj.weight", l);
@@ -961,7 +964,7 @@ static void load_phi_layer(hf_ctx *c, const model_config *k, model_layer *y, int
  * Qwen3's q_norm/k_norm. */
 static void load_gated_layer(hf_ctx *c, const model_config *k, model_layer *y, int l) {
     int64_t d = k->d_model, f = k->d_ff, hd = k->head_dim, qd = (int64_t)k->n_head * hd, kd = (int64_t)k->n_kv_head * hd;
-    int bias = k->family != FAM_MISTRAL && more_bool(c, "attention_bias", 0);
+    int bias = k->family != FAM_MISTRAL && cfg_flag(c, "attention_bias", 0);
     y->ln1_w = get(c, 0, d, 0, "layers.%d.input_layernorm.weight", l);
     y->ln2_w = get(c, 0, d, 0, "layers.%d.post_attention_layernorm.weight", l);
     if (k->block == BLOCK_SANDWICH) {
@@ -990,7 +993,7 @@ static void load_gated_layer(hf_ctx *c, const model_config *k, model_layer *y, i
 /* OPT (§8.2): every projection biased unless enable_bias is false. */
 static void load_opt_layer(hf_ctx *c, const model_config *k, model_layer *y, int l) {
     int64_t d = k->d_model, f = k->d_ff;
-    int nb = !more_bool(c, "enable_bias", 1);
+    int nb = !cfg_flag(c, "enable_bias", 1);
     char n[128];
     snprintf(n, sizeof n, "layers.%d.self_attn_layer_norm", l);
     get_ln(c, &y->ln1_w, &y->ln1_b, d, n);
@@ -1021,7 +1024,7 @@ static void set_windows(hf_ctx *c, const model_config *k, model_layer *layers) {
     } else if (k->family == FAM_GEMMA2) {
         W = (int)more_null_off(c, "sliding_window", 4096);
         alternate = 1;
-    } else if (k->family == FAM_QWEN3 && more_bool(c, "use_sliding_window", 0)) {
+    } else if (k->family == FAM_QWEN3 && cfg_flag(c, "use_sliding_window", 0)) {
         W = (int)more_null_off(c, "sliding_window", 4096);
         from = more_int(c, "max_window_layers", 28, 0, big);
     } else {
@@ -1085,7 +1088,7 @@ static void load_more(hf_ctx *c, model *m) {
             w->proj_in = get(c, 0, d, e, "project_in.weight");
             w->proj_out = get(c, 0, e, d, "project_out.weight");
         }
-        if (k->block == BLOCK_PRE_LN && !more_bool(c, "_remove_final_layer_norm", 0))
+        if (k->block == BLOCK_PRE_LN && !cfg_flag(c, "_remove_final_layer_norm", 0))
             get_ln(c, &w->lnf_w, &w->lnf_b, d, "final_layer_norm");
         for (int l = 0; l < k->n_layer; l++) load_opt_layer(c, k, &w->layers[l], l);
         /* the head is tied in every OPT release; an untied file must carry its own */
@@ -1110,7 +1113,7 @@ static void load_more(hf_ctx *c, model *m) {
 
 static void load_vit_layer(hf_ctx *c, const model_config *k, model_layer *y, int l) {
     int64_t d = k->d_model, f = k->d_ff;
-    int qkv_bias = more_bool(c, "qkv_bias", 1);
+    int qkv_bias = cfg_flag(c, "qkv_bias", 1);
     char n[160];
     snprintf(n, sizeof n, "encoder.layer.%d.layernorm_before", l);
     get_ln(c, &y->ln1_w, &y->ln1_b, d, n);

@@ -755,6 +755,10 @@ void tok_set_specials(tok *t, const char *family) {
     t->bos = t->eos = t->cls = t->sep = t->pad = -1;
     if (!strcmp(f, "gpt2") || !strcmp(f, "gpt_neox")) {
         t->bos = t->eos = first_id(t, eot);
+        static const char *const s_bos[] = {"<s>", NULL}, *const s_eos[] = {"</s>", NULL};
+        /* a fairseq dictionary in GPT-2's byte-level BPE (RoBERTa, OPT, BART): <s> and </s> */
+        if (!strcmp(f, "gpt2") && first_id(t, s_bos) >= 0 && first_id(t, s_eos) >= 0)
+            t->bos = first_id(t, s_bos), t->eos = first_id(t, s_eos);
     } else if (!strcmp(f, "llama")) {
         t->bos = first_id(t, l_bos);
         t->eos = first_id(t, l_eos);
@@ -776,18 +780,180 @@ void tok_set_specials(tok *t, const char *family) {
     }
 }
 
-/* The files may say better: tokenizer_config.json beside the tokenizer overrides bos/eos. */
-static void specials_from_config(tok *t, const char *file_path) {
-    char *p = sibling(file_path, "tokenizer_config.json");
-    if (file_exists(p)) {
-        json_t *j = json_load_file(p, 0, NULL);
-        if (j) {
+/* tokenizer_config.json's add_bos_token / add_eos_token: -1 when absent. */
+typedef struct { int add_bos, add_eos; } config_adds;
+
+static int config_flag(json_t *cfg, const char *key) {
+    json_t *v = json_object_get(cfg, key);
+    return json_is_boolean(v) ? json_is_true(v) : -1;
+}
+
+/* The files may say better: special_tokens_map.json, then tokenizer_config.json (which wins, as in
+ * transformers) beside the tokenizer override bos/eos. */
+static void specials_from_config(tok *t, const char *file_path, config_adds *adds) {
+    static const char *const names[] = {"special_tokens_map.json", "tokenizer_config.json"};
+    adds->add_bos = adds->add_eos = -1;
+    for (int i = 0; i < 2; i++) {
+        char *p = sibling(file_path, names[i]);
+        json_t *j = file_exists(p) ? json_load_file(p, 0, NULL) : NULL;
+        if (json_is_object(j)) {
             t->bos = config_token(t, j, "bos_token", t->bos);
             t->eos = config_token(t, j, "eos_token", t->eos);
+            if (i == 1) adds->add_bos = config_flag(j, "add_bos_token"), adds->add_eos = config_flag(j, "add_eos_token");
         }
         json_decref(j);
+        free(p);
     }
-    free(p);
+}
+
+/* ---------------------------------------------------------------- post-processor */
+
+/* The ids of one processor (own) wrap what the processors before it made (HF's Sequence applies
+ * them in order): pre = own.pre + pre, post = post + own.post. */
+static void wrap_around(tok_ivec *pre, tok_ivec *post, const tok_ivec *opre, const tok_ivec *opost) {
+    tok_ivec np = {0};
+    for (size_t i = 0; i < opre->n; i++) tok_ivec_push(&np, opre->v[i]);
+    for (size_t i = 0; i < pre->n; i++) tok_ivec_push(&np, pre->v[i]);
+    free(pre->v);
+    *pre = np;
+    for (size_t i = 0; i < opost->n; i++) tok_ivec_push(post, opost->v[i]);
+}
+
+static int id_in_vocab(const tok *t, json_t *v) {
+    return json_is_integer(v) && json_integer_value(v) >= 0 && json_integer_value(v) < t->vocab;
+}
+
+/* RobertaProcessing / BertProcessing: "cls" and "sep" are [token, id]. */
+static int pair_id(const tok *t, json_t *pp, const char *type, const char *key, char *err, size_t errlen) {
+    json_t *p = json_object_get(pp, key);
+    if (!json_is_array(p) || json_array_size(p) != 2 || !json_is_string(json_array_get(p, 0)) ||
+        !id_in_vocab(t, json_array_get(p, 1))) {
+        tok_fail(err, errlen, "post_processor %s: '%s' is not a [token, id] pair with an id of the vocabulary (0..%d)",
+                 type, key, t->vocab - 1);
+        return -1;
+    }
+    return (int)json_integer_value(json_array_get(p, 1));
+}
+
+/* TemplateProcessing's "single": special tokens (their ids from "special_tokens") around $A. */
+static int template_parse(const tok *t, json_t *pp, tok_ivec *pre, tok_ivec *post, char *err, size_t errlen) {
+    json_t *single = json_object_get(pp, "single"), *st = json_object_get(pp, "special_tokens"), *item;
+    size_t i;
+    int seen = 0;
+    if (!json_is_array(single)) { tok_fail(err, errlen, "post_processor TemplateProcessing: 'single' is not a list"); return -1; }
+    json_array_foreach(single, i, item) {
+        json_t *seq = json_object_get(item, "Sequence"), *sp = json_object_get(item, "SpecialToken");
+        if (json_is_object(seq) && !sp) {
+            const char *which = json_string_value(json_object_get(seq, "id"));
+            if (!which || strcmp(which, "A") || seen++) break;
+            continue;
+        }
+        const char *name = json_string_value(json_object_get(sp, "id"));
+        json_t *ids = json_object_get(json_object_get(st, name ? name : ""), "ids"), *x;
+        size_t k;
+        if (!name || !json_is_array(ids) || json_array_size(ids) == 0) {
+            tok_fail(err, errlen, "post_processor TemplateProcessing: single[%zu] is neither $A nor a special token "
+                     "with ids in 'special_tokens'", i);
+            return -1;
+        }
+        json_array_foreach(ids, k, x) {
+            if (!id_in_vocab(t, x)) {
+                tok_fail(err, errlen, "post_processor TemplateProcessing: special token '%s': ids[%zu] is not an id "
+                         "of the vocabulary (0..%d)", name, k, t->vocab - 1);
+                return -1;
+            }
+            tok_ivec_push(seen ? post : pre, (int32_t)json_integer_value(x));
+        }
+    }
+    if (seen != 1 || i != json_array_size(single)) {
+        tok_fail(err, errlen, "post_processor TemplateProcessing: 'single' must hold the sequence $A once");
+        return -1;
+    }
+    return 0;
+}
+
+/* One post_processor (depth: Sequence nesting). 0: applied to pre/post and to the roles
+ * (bos/eos/cls/sep) it names; 1: a type attncoda does not apply (named in t); -1: malformed. */
+static int post_parse(tok *t, json_t *pp, tok_ivec *pre, tok_ivec *post, int depth, char *err, size_t errlen) {
+    if (!pp || json_is_null(pp)) return 0;
+    const char *type = json_string_value(json_object_get(pp, "type"));
+    if (!type) { tok_fail(err, errlen, "post_processor without a type"); return -1; }
+    if (!strcmp(type, "ByteLevel")) return 0;   /* offsets only */
+    if (!strcmp(type, "Sequence")) {
+        json_t *arr = json_object_get(pp, "processors"), *x;
+        size_t i;
+        if (!json_is_array(arr) || depth > 8) { tok_fail(err, errlen, "post_processor Sequence: 'processors' is not a list"); return -1; }
+        json_array_foreach(arr, i, x) {
+            int rc = post_parse(t, x, pre, post, depth + 1, err, errlen);
+            if (rc) return rc;
+        }
+        return 0;
+    }
+    tok_ivec opre = {0}, opost = {0};
+    int rc = 0;
+    if (!strcmp(type, "RobertaProcessing") || !strcmp(type, "BertProcessing")) {
+        int cls = pair_id(t, pp, type, "cls", err, errlen), sep = cls < 0 ? -1 : pair_id(t, pp, type, "sep", err, errlen);
+        if (cls < 0 || sep < 0) return -1;
+        tok_ivec_push(&opre, cls);
+        tok_ivec_push(&opost, sep);
+        t->cls = cls, t->sep = sep;
+        if (type[0] == 'R') t->bos = cls, t->eos = sep;    /* RobertaTokenizer: bos <s> = cls, eos </s> = sep */
+    } else if (!strcmp(type, "TemplateProcessing")) {
+        rc = template_parse(t, pp, &opre, &opost, err, errlen);
+        /* the roles the template shows: BOS first (Llama), EOS last (T5), CLS ... SEP (BERT) */
+        if (rc == 0 && opre.n == 1 && opost.n == 0) t->bos = opre.v[0];
+        if (rc == 0 && opre.n == 0 && opost.n == 1) t->eos = opost.v[0];
+        if (rc == 0 && opre.n == 1 && opost.n == 1) t->cls = opre.v[0], t->sep = opost.v[0];
+    } else {
+        snprintf(t->wrap_unsupported, sizeof t->wrap_unsupported, "%s", type);
+        return 1;
+    }
+    if (rc == 0) wrap_around(pre, post, &opre, &opost);
+    free(opre.v);
+    free(opost.v);
+    return rc;
+}
+
+/* A tokenizer.json's post_processor: what add_special_tokens adds, and the special roles it
+ * shows, which override the family's guesses (RoBERTa's <s> and </s>, not <|endoftext|>). */
+static int post_from_json(tok *t, json_t *root, char *err, size_t errlen) {
+    tok_ivec pre = {0}, post = {0};
+    int rc = post_parse(t, json_object_get(root, "post_processor"), &pre, &post, 0, err, errlen);
+    if (rc < 0) {
+        free(pre.v);
+        free(post.v);
+        return -1;
+    }
+    t->wrap_state = rc == 1 ? -1 : 1;
+    t->wrap_pre = pre.v, t->wrap_npre = (int)pre.n;
+    t->wrap_post = post.v, t->wrap_npost = (int)post.n;
+    return 0;
+}
+
+/* The other files: their format's converter (tok_special_wrap in tok.h). plain_bpe: a
+ * vocab.json + merges.txt pair, whose GPT-2 rule adds nothing. */
+static void wrap_default(tok *t, int plain_bpe, const config_adds *adds) {
+    if (t->wrap_state) return;
+    t->wrap_state = 1;
+    int bos = 0, eos = 0;
+    if (t->cls >= 0 && t->sep >= 0 && adds->add_bos < 0 && adds->add_eos < 0) {
+        bos = eos = 1;
+    } else if (!plain_bpe) {
+        bos = t->bos >= 0;
+        eos = !bos && t->eos >= 0;
+    }
+    if (adds->add_bos >= 0) bos = adds->add_bos;
+    if (adds->add_eos >= 0) eos = adds->add_eos;
+    int first = t->cls >= 0 && t->sep >= 0 && adds->add_bos < 0 ? t->cls : t->bos;
+    int last = t->cls >= 0 && t->sep >= 0 && adds->add_eos < 0 ? t->sep : t->eos;
+    if (bos && first >= 0) {
+        t->wrap_pre = xmalloc(sizeof(int32_t));
+        t->wrap_pre[t->wrap_npre++] = first;
+    }
+    if (eos && last >= 0) {
+        t->wrap_post = xmalloc(sizeof(int32_t));
+        t->wrap_post[t->wrap_npost++] = last;
+    }
 }
 
 /* ---------------------------------------------------------------- loading */
@@ -818,6 +984,13 @@ static tok *tokenizer_from_root(json_t *root, const char *path, const char *fami
             t = tok_unigram_from_json(root, path, err, errlen);
         else
             tok_fail(err, errlen, "%s: unsupported model type '%s'", path, type ? type : "(none)");
+    }
+    if (t && post_from_json(t, root, err, errlen)) {
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", err);
+        tok_fail(err, errlen, "%s: %s", path, msg);
+        tok_free(t);
+        t = NULL;
     }
     json_decref(root);
     return t;
@@ -911,7 +1084,16 @@ static tok *load_file(const char *path, const char *family, char *err, size_t er
     return load_tokenizer_json(path, family, err, errlen);
 }
 
+static tok *load_path(const char *path, const char *family, char *err, size_t errlen);
+
 tok *tok_load(const char *path, const char *family, char *err, size_t errlen) {
+    tok *t = load_path(path, family, err, errlen);
+    static const config_adds none = {-1, -1};
+    if (t) wrap_default(t, 0, &none);   /* GGUF and llama2.c files: BOS first */
+    return t;
+}
+
+static tok *load_path(const char *path, const char *family, char *err, size_t errlen) {
     struct stat st;
     /* SentencePiece files carry everything themselves; the family (e.g. a GGUF architecture
      * name) is not ours to check there */
@@ -933,7 +1115,10 @@ tok *tok_load(const char *path, const char *family, char *err, size_t errlen) {
     const char *fam = family_canon(family);
     if (!fam) fam = tok_family_from_dir(file);
     tok *t = load_file(file, fam, err, errlen);
-    if (t && t->ops && t->ops->encode == tok_common_encode) specials_from_config(t, file);
+    config_adds adds = {-1, -1};
+    if (t && t->ops && t->ops->encode == tok_common_encode) specials_from_config(t, file, &adds);
+    const char *b = base_name(file);
+    if (t) wrap_default(t, !strcmp(b, "vocab.json") || !strcmp(b, "merges.txt"), &adds);
     free(file);
     return t;
 }
@@ -960,6 +1145,20 @@ int tok_cls(const tok *t) { return t->cls; }
 int tok_sep(const tok *t) { return t->sep; }
 int tok_pad(const tok *t) { return t->pad; }
 int tok_id(const tok *t, const char *token) { return t->ops->id_of(t, token); }
+
+int tok_special_wrap(const tok *t, const int32_t **pre, int *npre, const int32_t **post, int *npost, char *why,
+                     size_t whylen) {
+    *pre = t->wrap_pre, *npre = t->wrap_npre;
+    *post = t->wrap_post, *npost = t->wrap_npost;
+    if (t->wrap_state >= 0) return 0;
+    snprintf(why, whylen, "post_processor '%s' is not supported (TemplateProcessing, RobertaProcessing, "
+             "BertProcessing, ByteLevel, Sequence)", t->wrap_unsupported);
+    return -1;
+}
+
 void tok_free(tok *t) {
-    if (t) t->ops->free(t);
+    if (!t) return;
+    free(t->wrap_pre);
+    free(t->wrap_post);
+    t->ops->free(t);
 }

@@ -31,6 +31,16 @@ int tok_cls(const tok *t);    /* BERT [CLS] / [SEP] / [PAD]; -1 elsewhere */
 int tok_sep(const tok *t);
 int tok_pad(const tok *t);
 int tok_id(const tok *t, const char *token);  /* id of an exact token string, -1 if none */
+/* What Hugging Face's add_special_tokens=True puts around one sequence: *npre ids before it and
+ * *npost after (the arrays belong to t). A tokenizer.json says it in its post_processor
+ * (TemplateProcessing, RobertaProcessing, BertProcessing, ByteLevel, Sequence of them; null or
+ * absent: nothing); other files follow their format's converter: vocab.txt [CLS] ... [SEP],
+ * vocab.json + merges.txt nothing, a SentencePiece or tiktoken tokenizer.model, GGUF or llama2.c
+ * file BOS first (or, without a BOS, EOS last), tokenizer_config.json's add_bos_token /
+ * add_eos_token deciding where present. Returns 0, or -1 with why filled when the post_processor
+ * is of a kind attncoda does not apply. */
+int tok_special_wrap(const tok *t, const int32_t **pre, int *npre, const int32_t **post, int *npost, char *why,
+                     size_t whylen);
 void tok_free(tok *t);
 
 /* GPT-2's pre-tokenizer (HF ByteLevel with use_regex = true: the regex and matching that
@@ -54,5 +64,10 @@ struct tok {
     const tok_ops *ops;
     int vocab, bos, eos, cls, sep, pad;
     void *impl;
+    /* add_special_tokens (tok_special_wrap), set by tok.c: wrap_state 0 not yet decided, 1 set,
+     * -1 a post_processor type attncoda does not apply (named in wrap_unsupported) */
+    int32_t *wrap_pre, *wrap_post;
+    int wrap_npre, wrap_npost, wrap_state;
+    char wrap_unsupported[48];
 };
 #endif

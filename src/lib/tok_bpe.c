@@ -1021,11 +1021,13 @@ static int merge_cmp(const void *pa, const void *pb) {
     return (a->r > c->r) - (a->r < c->r);
 }
 
-/* Every split of every piece at a character boundary into two pieces is a merge. */
+/* Every split of every piece at a character boundary into two pieces is a merge, except into
+ * the pieces SentencePiece never produces from text (tok_spm_reserved). */
 static void spm_derive_merges(bpe *b, const tok_spm_pieces *p) {
     spm_merge *v = NULL;
     size_t n = 0, cap = 0;
     for (int id = 0; id < p->n; id++) {
+        if (tok_spm_reserved(p->type[id])) continue;
         const char *s = p->piece[id];
         for (uint32_t k = 1; k < p->len[id]; k++) {
             if (((unsigned char)s[k] & 0xC0) == 0x80) continue;
@@ -1041,7 +1043,8 @@ static void spm_derive_merges(bpe *b, const tok_spm_pieces *p) {
     free(v);
 }
 
-/* SentencePiece piece types: 2 unknown, 3 control, 4 user defined. */
+/* SentencePiece piece types: 2 unknown, 3 control, 4 user defined, 6 byte. As in SentencePiece,
+ * only the user-defined pieces are matched in the text; <s>, </s>, <unk> typed there are text. */
 tok *tok_bpe_from_spm(const tok_spm_pieces *p, const char *path, char *err, size_t errlen) {
     bpe *b = bpe_new();
     b->spm = 1;
@@ -1058,8 +1061,7 @@ tok *tok_bpe_from_spm(const tok_spm_pieces *p, const char *path, char *err, size
         }
         tok_map_put(&b->vocab, p->piece[id], p->len[id], id);
         set_piece(b, id, p->piece[id], p->len[id]);
-        if (p->type[id] == 2 || p->type[id] == 3 || p->type[id] == 4)
-            tok_added_add(&b->c.added, p->piece[id], p->len[id], id, p->type[id] != 4, 0, 0, 0);
+        if (p->type[id] == TOK_SPM_USER_DEFINED) tok_added_add(&b->c.added, p->piece[id], p->len[id], id, 0, 0, 0, 0);
     }
     b->unk = p->unk;
     spm_derive_merges(b, p);

@@ -127,6 +127,14 @@ typedef struct {
     const unsigned char *charsmap; size_t charsmap_len;   /* Unigram normaliser, may be empty */
 } tok_spm_pieces;
 tok *tok_bpe_from_spm(const tok_spm_pieces *p, const char *path, char *err, size_t errlen);
+/* The convention of a tokenizer.model is SentencePiece's own (not that of a tokenizer.json, whose
+ * added tokens are matched in the text first): only user-defined pieces are matched in the text,
+ * and the unknown, control and byte pieces are outside the piece set the model segments with, so
+ * "<s>" or "</s>" typed in the text is encoded as text. */
+enum { TOK_SPM_UNKNOWN = 2, TOK_SPM_CONTROL = 3, TOK_SPM_USER_DEFINED = 4, TOK_SPM_BYTE = 6 };
+static inline int tok_spm_reserved(int type) {
+    return type == TOK_SPM_UNKNOWN || type == TOK_SPM_CONTROL || type == TOK_SPM_BYTE;
+}
 /* Unigram (tok_unigram.c). */
 tok *tok_unigram_from_json(json_t *root, const char *path, char *err, size_t errlen);
 tok *tok_unigram_from_spm(const tok_spm_pieces *p, const char *path, char *err, size_t errlen);

@@ -183,8 +183,12 @@ static int uni_decode_piece(const tok *t, int32_t prev, int32_t id, char *buf, i
 
 static int uni_id_of(const tok *t, const char *token) {
     const unigram *u = t->impl;
-    int32_t id = tok_added_id(&u->c.added, token, strlen(token));
-    return id >= 0 ? id : tok_map_get(&u->vocab, token, strlen(token));
+    size_t n = strlen(token);
+    int32_t id = tok_added_id(&u->c.added, token, n);
+    if (id < 0) id = tok_map_get(&u->vocab, token, n);
+    for (int i = u->n; id < 0 && i-- > 0;)   /* a piece the lattice leaves out (drop_reserved) */
+        if (u->len[i] == n && !memcmp(u->piece[i], token, n)) id = i;
+    return id;
 }
 
 static void uni_destroy(unigram *u) {
@@ -368,14 +372,23 @@ tok *tok_unigram_from_json(json_t *root, const char *path, char *err, size_t err
     return uni_finish(u);
 }
 
+/* The lattice of a tokenizer.model holds no unknown, control or byte piece (tok_spm_reserved):
+ * the map is rebuilt without them once uni_finish has taken the byte ids from it; id_of still
+ * finds them (uni_id_of). */
+static void drop_reserved(unigram *u, const uint8_t *type) {
+    tok_map_free(&u->vocab);
+    tok_map_init(&u->vocab, (size_t)u->n);
+    for (int id = u->n; id-- > 0;)
+        if (!tok_spm_reserved(type[id])) tok_map_put(&u->vocab, u->piece[id], u->len[id], id);
+}
+
 /* From a tokenizer.model, with the normaliser and pre-tokenizer transformers' converter gives
  * T5-style models: Precompiled(charsmap), runs of spaces to one, Metaspace. */
 tok *tok_unigram_from_spm(const tok_spm_pieces *p, const char *path, char *err, size_t errlen) {
     unigram *u = uni_new(p->n);
     for (int id = 0; id < p->n; id++) {
         set_piece(u, id, p->piece[id], p->len[id], p->score[id]);
-        if (p->type[id] == 2 || p->type[id] == 3 || p->type[id] == 4)
-            tok_added_add(&u->c.added, p->piece[id], p->len[id], id, p->type[id] != 4, 0, 0, 0);
+        if (p->type[id] == TOK_SPM_USER_DEFINED) tok_added_add(&u->c.added, p->piece[id], p->len[id], id, 0, 0, 0, 0);
     }
     u->unk = p->unk;
     u->byte_fallback = p->byte_fallback;
@@ -401,6 +414,7 @@ tok *tok_unigram_from_spm(const tok_spm_pieces *p, const char *path, char *err, 
     nm->b[nm->n] = extra.b[0], nm->blen[nm->n] = extra.blen[0];
     nm->re[nm->n++] = extra.re[0];
     tok *t = uni_finish(u);
+    drop_reserved(u, p->type);
     t->bos = p->bos >= 0 && p->bos < p->n ? p->bos : -1;
     t->eos = p->eos >= 0 && p->eos < p->n ? p->eos : -1;
     t->pad = p->pad >= 0 && p->pad < p->n ? p->pad : -1;

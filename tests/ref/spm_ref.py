@@ -2,10 +2,11 @@
 """References for the SentencePiece tokenizers of tests/t-tok-spm.sh.
 
   ids MODEL --out DIR INPUT...   token ids of every input line from Google's SentencePiece
-      library (Debian python3-sentencepiece) on a tokenizer.model. The control and unknown
-      pieces (<s>, </s>, <unk>) typed in the text are matched first, leftmost-longest, and
-      each text between them is encoded on its own: what HF tokenizers does with the added
-      tokens of a converted model. One line of space-separated ids per input line.
+      library (Debian python3-sentencepiece) on a tokenizer.model, as SentencePiece encodes it:
+      control and unknown pieces (<s>, </s>, <unk>) typed in the text are text, not specials
+      (the convention attncoda follows for tokenizer.model files; a tokenizer.json's added
+      tokens are matched first, as HF tokenizers does). One line of space-separated ids per
+      input line.
   tojson MODEL OUT STYLE         a HF tokenizer.json for a BPE tokenizer.model, written from the
       model's pieces and scores by the rule transformers' converter states (merges: every split
       of a piece into two pieces, ordered by the piece's score, highest first). STYLE:
@@ -33,34 +34,10 @@ def sp_load(path):
     return sp
 
 
-def specials_of(sp):
-    return sorted({sp.IdToPiece(i) for i in range(sp.GetPieceSize()) if sp.IsControl(i) or sp.IsUnknown(i)},
-                  key=len, reverse=True)
-
-
-def encode_line(sp, specials, line):
-    out, seg, i = [], [], 0
-    while i < len(line):
-        hit = next((s for s in specials if line.startswith(s, i)), None)
-        if hit is None:
-            seg.append(line[i])
-            i += 1
-            continue
-        if seg:
-            out += sp.EncodeAsIds(''.join(seg))
-            seg = []
-        out.append(sp.PieceToId(hit))
-        i += len(hit)
-    if seg:
-        out += sp.EncodeAsIds(''.join(seg))
-    return out
-
-
 def cmd_ids(args):
     model, out_dir, inputs = args[0], args[2], args[3:]
     assert args[1] == '--out'
     sp = sp_load(model)
-    specials = specials_of(sp)
     for path in inputs:
         with open(path, encoding='utf-8', newline='') as f:
             text = f.read()
@@ -70,7 +47,7 @@ def cmd_ids(args):
         name = os.path.basename(path)[:-4] if path.endswith('.txt') else os.path.basename(path)
         with open(os.path.join(out_dir, name + '.ids'), 'w') as f:
             for line in lines:
-                f.write(' '.join(map(str, encode_line(sp, specials, line))) + '\n')
+                f.write(' '.join(map(str, sp.EncodeAsIds(line))) + '\n')
 
 
 def cmd_tojson(args):

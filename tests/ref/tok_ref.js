@@ -5,10 +5,11 @@
 //   GPT-2-style vocab.json + merges.txt directory (OPT) a tokenizer.json as transformers'
 //   GPT2 converter writes it, whose added tokens are the *_token entries of the directory's
 //   tokenizer_config.json / special_tokens_map.json.
-// Usage: node tok_ref.js hf|qwen2|llama3|bytelevel TOKENIZER [--whole] [--out DIR] INPUT...
+// Usage: node tok_ref.js hf|qwen2|llama3|bytelevel TOKENIZER [--whole] [--special] [--out DIR] INPUT...
 // Prints (or writes to DIR/<input name>.ids) the ids of every input line, or of the whole input,
 // space-separated, one line each, without special tokens added (special-token strings in the
-// text are recognised).
+// text are recognised); --special: with them, encode(text, null, {addSpecialTokens: true}), what
+// the tokenizer.json's post_processor adds (not for llama3).
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -85,10 +86,11 @@ function linesOf(text, whole) {
 
 async function main() {
   const args = process.argv.slice(2);
-  let whole = false, outDir = null;
+  let whole = false, special = false, outDir = null;
   const pos = [];
   for (let i = 0; i < args.length; i++) {
     if (args[i] === '--whole') whole = true;
+    else if (args[i] === '--special') special = true;
     else if (args[i] === '--out') outDir = args[++i];
     else pos.push(args[i]);
   }
@@ -106,7 +108,7 @@ async function main() {
     const { Tokenizer } = require('tokenizers');
     const tk = kind === 'qwen2' ? Tokenizer.fromString(qwen2Json(tokPath))
       : kind === 'bytelevel' ? Tokenizer.fromString(byteLevelJson(tokPath)) : Tokenizer.fromFile(tokPath);
-    encode = async (l) => (await tk.encode(l, null, { addSpecialTokens: false })).getIds();
+    encode = async (l) => (await tk.encode(l, null, { addSpecialTokens: special })).getIds();
   } else {
     throw new Error(`unknown kind '${kind}'`);
   }

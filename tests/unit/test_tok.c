@@ -207,11 +207,79 @@ static void test_errors(void) {
     tok_free(t);
 }
 
+/* A Unigram tokenizer.json of 4 pieces (a b c d, ids 0-3) with the given post_processor. */
+static tok *with_post(const char *pp, char *err, size_t errlen) {
+    char js[2048];
+    snprintf(js, sizeof js,
+             "{\"added_tokens\": [], \"post_processor\": %s, \"model\": {\"type\": \"Unigram\", \"unk_id\": 0, "
+             "\"vocab\": [[\"a\", 0], [\"b\", -1], [\"c\", -1], [\"d\", -1]]}}", pp);
+    return tok_load_json_text(js, strlen(js), "pp.json", err, errlen);
+}
+
+static int wrap_is(const tok *t, const int32_t *want_pre, int npre, const int32_t *want_post, int npost) {
+    const int32_t *pre, *post;
+    int a, b;
+    char why[256];
+    if (tok_special_wrap(t, &pre, &a, &post, &b, why, sizeof why)) return 0;
+    return a == npre && b == npost && (!a || ids_equal(pre, a, want_pre, npre)) && (!b || ids_equal(post, b, want_post, npost));
+}
+
+/* post_processor: what add_special_tokens adds and the roles it names; malformed ones refused. */
+static void test_post_processor(void) {
+    char err[512];
+    tok *t = with_post("{\"type\": \"RobertaProcessing\", \"cls\": [\"a\", 0], \"sep\": [\"c\", 2]}", err, sizeof err);
+    CHECK("RobertaProcessing: a ... c, bos = cls = 0, eos = sep = 2",
+          t && wrap_is(t, (int32_t[]){0}, 1, (int32_t[]){2}, 1) && tok_bos(t) == 0 && tok_cls(t) == 0 &&
+              tok_eos(t) == 2 && tok_sep(t) == 2);
+    tok_free(t);
+    t = with_post("{\"type\": \"BertProcessing\", \"cls\": [\"b\", 1], \"sep\": [\"d\", 3]}", err, sizeof err);
+    CHECK("BertProcessing: cls 1, sep 3, no bos", t && wrap_is(t, (int32_t[]){1}, 1, (int32_t[]){3}, 1) &&
+                                                      tok_cls(t) == 1 && tok_sep(t) == 3 && tok_bos(t) == -1);
+    tok_free(t);
+    t = with_post("{\"type\": \"Sequence\", \"processors\": [{\"type\": \"ByteLevel\"}, {\"type\": "
+                  "\"TemplateProcessing\", \"single\": [{\"Sequence\": {\"id\": \"A\"}}, {\"SpecialToken\": {\"id\": "
+                  "\"x\"}}], \"special_tokens\": {\"x\": {\"ids\": [3, 2]}}}, {\"type\": \"TemplateProcessing\", "
+                  "\"single\": [{\"SpecialToken\": {\"id\": \"y\"}}, {\"Sequence\": {\"id\": \"A\"}}], "
+                  "\"special_tokens\": {\"y\": {\"ids\": [1]}}}]}", err, sizeof err);
+    CHECK("Sequence: each processor wraps the previous (y A x = 1 ... 3 2), bos from the one-sided template",
+          t && wrap_is(t, (int32_t[]){1}, 1, (int32_t[]){3, 2}, 2) && tok_bos(t) == 1);
+    tok_free(t);
+    t = with_post("null", err, sizeof err);
+    CHECK("post_processor null: nothing added", t && wrap_is(t, NULL, 0, NULL, 0));
+    tok_free(t);
+    t = with_post("{\"type\": \"NewProcessing\"}", err, sizeof err);
+    const int32_t *pre, *post;
+    int a, b;
+    char why[256] = "";
+    CHECK("an unknown post_processor type loads, tok_special_wrap names it",
+          t && tok_special_wrap(t, &pre, &a, &post, &b, why, sizeof why) == -1 && strstr(why, "'NewProcessing'"));
+    tok_free(t);
+    static const char *const bad[][2] = {
+        {"{\"type\": \"RobertaProcessing\", \"cls\": [\"a\", 4], \"sep\": [\"c\", 2]}", "'cls' is not a [token, id] pair"},
+        {"{\"type\": \"BertProcessing\", \"cls\": [\"a\", 0], \"sep\": \"c\"}", "'sep' is not a [token, id] pair"},
+        {"{\"type\": \"TemplateProcessing\", \"single\": [{\"Sequence\": {\"id\": \"A\"}}, {\"Sequence\": {\"id\": \"A\"}}]}",
+         "must hold the sequence $A once"},
+        {"{\"type\": \"TemplateProcessing\", \"single\": [{\"Sequence\": {\"id\": \"B\"}}]}", "must hold the sequence $A once"},
+        {"{\"type\": \"TemplateProcessing\", \"single\": [{\"Sequence\": {\"id\": \"A\"}}, {\"SpecialToken\": {\"id\": "
+         "\"x\"}}], \"special_tokens\": {\"x\": {\"ids\": [-1]}}}", "ids[0] is not an id of the vocabulary (0..3)"},
+        {"{\"type\": \"Sequence\", \"processors\": 5}", "'processors' is not a list"},
+        {"[1]", "post_processor without a type"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err[0] = 0;
+        t = with_post(bad[i][0], err, sizeof err);
+        char name[160];
+        snprintf(name, sizeof name, "bad post_processor %zu refused: %s", i, bad[i][1]);
+        CHECK(name, !t && strstr(err, "pp.json: post_processor") && strstr(err, bad[i][1]));
+        tok_free(t);
+    }
+}
+
 int main(void) {
     test_gpt2();
     test_round_trips();
     test_bert();
     test_spm();
     test_errors();
+    test_post_processor();
     return failures ? 1 : 0;
 }
