@@ -191,15 +191,20 @@ static int uni_id_of(const tok *t, const char *token) {
     return id;
 }
 
+static void trie_free(piece_trie *tr) {
+    free(tr->term);
+    free(tr->only);
+    free(tr->key);
+    free(tr->child);
+    memset(tr, 0, sizeof *tr);
+}
+
 static void uni_destroy(unigram *u) {
     for (int i = 0; i < u->n; i++) free(u->piece[i]);
     free(u->piece);
     free(u->len);
     free(u->score);
-    free(u->trie.term);
-    free(u->trie.only);
-    free(u->trie.key);
-    free(u->trie.child);
+    trie_free(&u->trie);
     tok_map_free(&u->vocab);
     tok_norm_free(&u->c.norm);
     tok_added_free(&u->c.added);
@@ -373,13 +378,15 @@ tok *tok_unigram_from_json(json_t *root, const char *path, char *err, size_t err
 }
 
 /* The lattice of a tokenizer.model holds no unknown, control or byte piece (tok_spm_reserved):
- * the map is rebuilt without them once uni_finish has taken the byte ids from it; id_of still
- * finds them (uni_id_of). */
+ * the map, and the trie the lattice walks, are rebuilt without them once uni_finish has taken the
+ * byte ids from the map; id_of still finds them (uni_id_of). */
 static void drop_reserved(unigram *u, const uint8_t *type) {
     tok_map_free(&u->vocab);
     tok_map_init(&u->vocab, (size_t)u->n);
     for (int id = u->n; id-- > 0;)
         if (!tok_spm_reserved(type[id])) tok_map_put(&u->vocab, u->piece[id], u->len[id], id);
+    trie_free(&u->trie);
+    build_trie(u);
 }
 
 /* From a tokenizer.model, with the normaliser and pre-tokenizer transformers' converter gives
