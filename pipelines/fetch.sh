@@ -91,15 +91,16 @@ while IFS=$'\t' read -r root dest url size want_sha256 want_sha1 rest; do
         fi
         failed+=("$dest (on disk with a wrong $bad; remove it to download again)"); continue
     fi
-    mkdir -p "$(dirname "$out")" "$(dirname "$part")" || { failed+=("$dest (cannot create its folder)"); continue; }
+    mkdir -p "$(dirname "$part")" || { failed+=("$dest (cannot create $(dirname "$part"))"); continue; }
     # a leftover larger than the file cannot be a prefix of it
     [ "$size" != - ] && [ -f "$part" ] && [ "$(stat -c %s "$part")" -gt "$size" ] && rm -f "$part"
     err=$(curl -fsSL --connect-timeout 20 --retry 2 -C - "${auth[@]}" -o "$part" "$url" 2>&1); rc=$?
     if [ $rc -ne 0 ]; then
+        err=$(tail -1 <<<"$err" | sed 's/^curl: ([0-9]*) //')   # the last try's message
         case $rc in
             18|28|56) failed+=("$dest (transfer interrupted after $(stat -c %s "$part" 2>/dev/null || echo 0) bytes; run make fetch again to resume)") ;;
             22) rm -f "$part"; failed+=("$dest (HTTP error ${err##*error: })") ;;
-            *) rm -f "$part"; failed+=("$dest (${err#curl: })") ;;
+            *) rm -f "$part"; failed+=("$dest ($err)") ;;
         esac
         continue
     fi
@@ -111,7 +112,7 @@ while IFS=$'\t' read -r root dest url size want_sha256 want_sha1 rest; do
         rm -f "$part"; failed+=("$dest (wrong $bad${locked:+: differs from $base/fetch.lock, refused})"); continue
     fi
     [ -n "$tolock" ] && lock_put "$base" "$dest" "$url" "$kind" "$want"
-    mv "$part" "$out" && got=$((got + 1))
+    mkdir -p "$(dirname "$out")" && mv "$part" "$out" && got=$((got + 1)) || failed+=("$dest (cannot move it into place)")
 done <"$manifest"
 for b in "$data_dir" "$hf_dir"; do find "$b/.fetch-partial" -depth -type d -empty -delete 2>/dev/null; done
 if [ ${#prefixes[@]} -gt 0 ] && [ $rows -eq 0 ]; then

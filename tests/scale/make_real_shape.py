@@ -22,7 +22,12 @@ import numpy as np
 SHARED = os.environ.get("SHARED_DATA", "/work/shared/data")
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TOK = os.path.join(REPO, "pipelines/data/tokenizers")
-BETA, SINK, MEAN = 0.5, 4.0, 1.0
+BETA, SINK, MEAN = 1.0, 4.0, 1.0
+# residual-branch output projections drawn 10x smaller (GPT-2's init shrinks them too), so that the
+# two reserved directions still dominate the normalised residual in the last layer
+OUT_SCALE = 0.002
+OUT_NAMES = ("c_proj.weight", "attention.dense.weight", "dense_4h_to_h.weight", "o_proj.weight",
+             "down_proj.weight", "output.dense.weight")
 CHUNK = 1 << 24   # elements generated at a time
 
 
@@ -298,6 +303,9 @@ def main():
     c["torch_dtype"] = DTYPE_CFG[dtype]
     fam = {"gpt2": gpt2, "gpt_neox": neox, "llama": llama, "qwen2": llama, "bert": bert, "vit": vit}[c["model_type"]]
     specs = fam(c, c[layers_key])
+    for s in specs:
+        if s.name.endswith(OUT_NAMES):
+            s.scale = OUT_SCALE
     os.makedirs(a.outdir, exist_ok=True)
     with open(os.path.join(a.outdir, "config.json"), "w") as f:
         json.dump(c, f, indent=2)
