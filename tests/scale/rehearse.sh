@@ -12,6 +12,9 @@
 #   - the perplexity stage runs the unpruned model and REHEARSE_MASKS masks (default 2: the first
 #     metric mask and the first random one) and is scaled to 1 + 27 runs;
 #   - the image model (vit) reads all of IMAGES_DIR, as make all does: no sequence scaling.
+# The stages: extract, frames (pipelines/frames.mk), decompose, distance, reversal, cluster,
+# prune-rank, perplexity (pipelines/perplexity.sh's runs). REHEARSE_ONLY_ATTN=1: extract and frames
+# only (what the rest of the chain does not need).
 # Everything runs with one thread (--threads 1, OMP_NUM_THREADS=1), so CPU seconds are the work,
 # and under nice. Llama-3.1-8B (MODELS=llama-3.1-8b) is built with its exact width and 1 and then 2
 # of its 32 layers: the difference is the per-layer cost, extrapolated to 32 layers.
@@ -59,6 +62,11 @@ chain() {   # MODEL LAYERS
         scale=$(awk -v a=$FULL_S -v b="$S" 'BEGIN { print a / b }')
     fi
     measure "$m" "$l" extract "$scale" "$BIN/extract" --threads 1 --model "$dir" "${in_attn[@]}" "$dir/attn.h5"
+    # frames reads the model's tokenizer, which an image model has none of (run without it)
+    local tok=(--tokenizer "$dir"); [ "$m" = vit-base-patch16-224 ] && tok=()
+    measure "$m" "$l" frames "$scale" "$BIN/frames" "${tok[@]}" --heads "$dir/fh.tsv" --layers "$dir/fl.tsv" \
+        --label "$dir/flabel.tsv" --keys "$dir/fkeys.tsv" "$dir/attn.h5"
+    [ "${REHEARSE_ONLY_ATTN:-0}" = 1 ] && { [ "${REHEARSE_KEEP:-0}" = 1 ] || rm -rf "$dir"; return; }
     measure "$m" "$l" decompose "$scale" "$BIN/decompose" --tsv "$dir/sinks.tsv" "$dir/attn.h5" "$dir/decomp.h5"
     measure "$m" "$l" distance "$scale" "$BIN/distance" "$dir/attn.h5" "$dir/dist.h5"
     measure "$m" "$l" reversal 1 "$BIN/reversal" --seed 1 "$dir/dist.h5"
