@@ -230,7 +230,7 @@ fetch:
 # The paper's models at their real shapes, random weights: the per-model chain measured stage by
 # stage (CPU, wall, peak RSS), the figures of docs/SCALE.md; MODELS=... selects, REHEARSE_DIR
 # holds the checkpoints (default /tmp/attncoda-rehearse). Long: about 30 CPU-minutes.
-rehearse: build
+rehearse: build $(TEST_DEPS_OK)
 	@BIN=$(BIN) PYTHON=$(PYTHON) IMAGES_DIR='$(IMAGES_DIR)' $(if $(filter command line,$(origin MODELS)),MODELS='$(MODELS)') tests/scale/rehearse.sh
 
 # Speed figures: every tests/bench/*.sh prints its own; nothing is asserted.

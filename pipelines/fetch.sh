@@ -45,7 +45,8 @@ matches() {
 lock_get() { [ -f "$1/fetch.lock" ] && awk -F'\t' -v d="$2" -v u="$3" '$1 == d && $2 == u { print $3, $4; exit }' "$1/fetch.lock"; }
 lock_put() {   # ROOT DEST URL KIND VALUE: replace DEST's line atomically
     local f=$1/fetch.lock
-    { [ -f "$f" ] && awk -F'\t' -v d="$2" '$1 != d' "$f" || printf '# make fetch: check values the hub declared for the pinned files (DEST URL KIND VALUE); a later mismatch is refused\n'; 
+    { [ -f "$f" ] && awk -F'\t' -v d="$2" '$1 != d' "$f" ||
+          printf '# make fetch: values the hub declared (DEST URL KIND VALUE); a later mismatch is refused\n'
       printf '%s\t%s\t%s\t%s\n' "$2" "$3" "$4" "$5"; } >"$f.tmp" && mv "$f.tmp" "$f"
 }
 # hub_declared URL: "KIND VALUE" from the response headers of the resolve URL (not followed)
@@ -69,24 +70,25 @@ while IFS=$'\t' read -r root dest url size want_sha256 want_sha1 rest; do
     [ -n "${want_sha1:-}" ] && [ -z "${rest:-}" ] || { echo "fetch: $manifest: $dest: want 6 tab-separated columns" >&2; exit 2; }
     selected "$dest" || continue
     rows=$((rows + 1))
+    src=$url   # the lock names the manifest's URL, whichever server gave the file
     [[ $url == "$HUB"/* ]] && url=$endpoint${url#"$HUB"}
     auth=()
     [[ -n "${HF_TOKEN:-}" && $url == "$endpoint"/* ]] && auth=(-H "Authorization: Bearer $HF_TOKEN")
     out=$base/$dest part=$base/.fetch-partial/$dest
     # what the file must match: the manifest's values (both, when both are given), else the
     # lock's, else the hub's (then locked)
-    locked=$(lock_get "$base" "$dest" "$url") tolock=
+    locked=$(lock_get "$base" "$dest" "$src") tolock=
     if [ "$want_sha256" != - ] || [ "$want_sha1" != - ]; then
         if [ -n "$locked" ] && ! grep -qxE "sha256 $want_sha256|gitsha1 $want_sha1" <<<"$locked"; then
             failed+=("$dest (the manifest's check value differs from the one $base/fetch.lock recorded: refused)"); continue
         fi
     elif [ -n "$locked" ]; then read -r kind want <<<"$locked"; set_want "$kind" "$want"
     elif declared=$(hub_declared "$url"); then read -r kind want <<<"$declared"; set_want "$kind" "$want"; tolock=1
-    else failed+=("$dest (the server declared no checksum: unreachable or no such file)"); continue
+    else failed+=("$dest (the server declared no checksum: unreachable, no access, or no such file)"); continue
     fi
     if [ -f "$out" ]; then
         if matches "$out"; then
-            [ -n "$tolock" ] && lock_put "$base" "$dest" "$url" "$kind" "$want"
+            [ -n "$tolock" ] && lock_put "$base" "$dest" "$src" "$kind" "$want"
             had=$((had + 1)); continue
         fi
         failed+=("$dest (on disk with a wrong $bad; remove it to download again)"); continue
@@ -111,7 +113,7 @@ while IFS=$'\t' read -r root dest url size want_sha256 want_sha1 rest; do
     if ! matches "$part"; then
         rm -f "$part"; failed+=("$dest (wrong $bad${locked:+: differs from $base/fetch.lock, refused})"); continue
     fi
-    [ -n "$tolock" ] && lock_put "$base" "$dest" "$url" "$kind" "$want"
+    [ -n "$tolock" ] && lock_put "$base" "$dest" "$src" "$kind" "$want"
     mkdir -p "$(dirname "$out")" && mv "$part" "$out" && got=$((got + 1)) || failed+=("$dest (cannot move it into place)")
 done <"$manifest"
 for b in "$data_dir" "$hf_dir"; do find "$b/.fetch-partial" -depth -type d -empty -delete 2>/dev/null; done

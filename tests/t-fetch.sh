@@ -43,8 +43,8 @@ expect_error "fetch: a selection that names no file is a usage error" 2 "lists n
 { row HF_MODELS_DIR m2/model.safetensors "$(url lock.safetensors)" - - -
   row HF_MODELS_DIR m2/config.json "$(url config.json)" - - -; } >"$T/hub.tsv"
 check "fetch: hub-declared values: downloaded, exit 0" bash -c "$F '$T/hub.tsv' '$T/d' '$T/h' 2>/dev/null"
-check "fetch: fetch.lock records the LFS SHA-256 and the git blob SHA-1" bash -c "
-    grep -qP '^m2/model.safetensors\t.*\tsha256\t$(sum lock.safetensors)\$' '$T/h/fetch.lock' &&
+check "fetch: fetch.lock records the LFS SHA-256 and the git blob SHA-1, under the manifest's URL" bash -c "
+    grep -qP '^m2/model.safetensors\t$(url lock.safetensors)\tsha256\t$(sum lock.safetensors)\$' '$T/h/fetch.lock' &&
     grep -qP '^m2/config.json\t.*\tgitsha1\t$(blob config.json)\$' '$T/h/fetch.lock'"
 cp "$S/lock.safetensors" "$T/lock.orig"
 printf 'changed' | dd of="$S/lock.safetensors" bs=1 seek=10 conv=notrunc 2>/dev/null
