@@ -98,3 +98,5 @@ check "fetch: the manifest gives config.json and model.safetensors of each of th
     done'
 check "fetch: make fetch MODELS=... passes each model's folder" bash -c "
     make -n fetch MODELS='gpt2 llama-3.2-1b' DATA_DIR=$T/d HF_MODELS_DIR=$T/h 2>/dev/null | grep -q \"fetch.sh pipelines/fetch.tsv '$T/d' '$T/h' gpt2 Llama-3.2-1B\$\""
+expect_error "fetch: make fetch MODELS= with a model that has no config: one line, usage error" 2 \
+    "make fetch: MODELS: no configs/nosuch.conf" - make -s fetch MODELS='gpt2 nosuch' DATA_DIR="$T/d" HF_MODELS_DIR="$T/h"
