@@ -113,7 +113,7 @@ def main():
         print(f"| {name} | {L} | {p / 1e9:.3f} B | {f / 1e9:.2f} GB | {dt} | {mark(st['extract'][1])} | "
               f"{mark(st['perplexity'][1])} |")
     print()
-    print("| model | " + " | ".join(STAGES) + " | total CPU-h | wall: 2 / 16 / 64 cores | Slurm job: 16 cores, --mem |")
+    print("| model | " + " | ".join(STAGES) + " | total CPU-h | wall: 2 / 16 / 64 cores | SCHED=slurm: critical path, CPUs at once, memory per job |")
     print("|---|" + "---|" * (len(STAGES) + 3))
     for group, members in (("ten paper models", [r for r in rows if r[0] not in FULL_LAYERS]),
                            ("with Llama-3.1-8B", rows)):
@@ -125,11 +125,11 @@ def main():
             tot["all"] += cpu
             if group != "ten paper models":
                 continue
-            print(row(name, st, est, cpu))
+            print(row(name, st, est, cpu, f))
         if group == "ten paper models":
             for name, L, p, f, dt, st in rows:
                 if name in FULL_LAYERS:
-                    print(row(name, st, est, sum(st[s][0] for s in STAGES)))
+                    print(row(name, st, est, sum(st[s][0] for s in STAGES), f))
         walls = " / ".join(fmt_wall(tot["all"] / (c * EFF[c])) for c in (2, 16, 64))
         print(f"| **all: {group}** | " + " | ".join(f"{hours(tot[s]):.2f}" for s in STAGES) +
               f" | {hours(tot['all']):.2f} | {walls} | |")
@@ -143,12 +143,21 @@ def main():
                   f"+{st['perplexity'][3] / 1e6:.0f} MB (perplexity) per layer")
 
 
-def row(name, st, est, cpu):
+def slurm(st, nbytes):
+    """make all SCHED=slurm (docs/CLUSTER.md): a model run gets 4 CPUs below 4 GB of weights, 8
+    above; distance 4; the 28 perplexity runs are 28 jobs at once. Critical path: extract, then
+    distance, then one perplexity job (prune-rank and the rest take seconds)."""
+    c = 4 if nbytes < 4e9 else 8
+    path = (st["extract"][0] / c + st["distance"][0] / 4 + st["perplexity"][0] / 28 / c) / EFF[16]
+    return f"{fmt_wall(path)}, {28 * c} CPUs"
+
+
+def row(name, st, est, cpu, nbytes):
     rss = max(st["extract"][1], st["perplexity"][1])
     walls = " / ".join(fmt_wall(cpu / (c * EFF[c])) for c in (2, 16, 64))
     return (f"| {name} | " + " | ".join(f"{hours(st[s][0]):.3f}" + ("*" if s == "frames" and name in est else "")
                                        for s in STAGES) +
-            f" | {hours(cpu):.2f} | {walls} | {fmt_wall(cpu / (16 * EFF[16]))}, {math.ceil(rss * 1.25 / 2**30)}G |")
+            f" | {hours(cpu):.2f} | {walls} | {slurm(st, nbytes)}, {math.ceil(rss * 1.25 / 2**30)}G |")
 
 
 if __name__ == "__main__":
