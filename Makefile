@@ -4,6 +4,7 @@
 #   make check    compare results/$(PROFILE) against expected/$(PROFILE)
 #   make fetch    download the optional inputs (DATA_DIR, HF_MODELS_DIR; pipelines/fetch.tsv)
 #   make bench    speed and memory figures (printed, never asserted)
+#   make rehearse the paper's models at real shapes, random weights: costs for docs/SCALE.md
 #   make sanitize the test suite under ASan+UBSan (float-cast-overflow included)
 #   make fuzz     the libFuzzer harnesses of tests/fuzz, FUZZ_SECONDS each (docs/FUZZING.md)
 .DELETE_ON_ERROR:
@@ -57,7 +58,7 @@ UNITS    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 # program and so redo every result that depends on one.
 .SECONDARY: $(patsubst src/%.c,$(BUILD)/prog/%.o,$(PROG_SRC)) $(patsubst %,%.o,$(UNITS))
 
-.PHONY: build deps test-deps test unit sanitize fuzz fuzz-build bench clean distclean all check fetch
+.PHONY: build deps test-deps test unit sanitize fuzz fuzz-build bench clean distclean all check fetch rehearse
 build: $(PROGS) $(UNITS)
 
 deps: $(DEPS_OK)
@@ -221,9 +222,18 @@ check-libm: $(BUILD)/tests/test_detmath
 	else echo "check-libm: the two code paths differ:"; diff $(BUILD)/libm-native.txt $(BUILD)/libm-nofma.txt; exit 1; fi
 .PHONY: check-libm
 
-# Download every optional input from its public source at a fixed revision, SHA-256 checked.
+# Download every optional input from its public source at a fixed revision, checked (SHA-256,
+# git blob SHA-1, or the hub's declared value, locked). MODELS=... on the command line: only those
+# models' folders (the reference-frame paper's models too, where pipelines/fetch.tsv pins them).
+fetch_folder = $(if $(call conf,$(1),path),$(if $(filter data,$(call conf,$(1),store)),models/)$(call conf,$(1),path),$(error make fetch: MODELS: no configs/$(1).conf))
 fetch:
-	@pipelines/fetch.sh pipelines/fetch.tsv '$(DATA_DIR)' '$(HF_MODELS_DIR)'
+	@pipelines/fetch.sh pipelines/fetch.tsv '$(DATA_DIR)' '$(HF_MODELS_DIR)'$(if $(filter command line,$(origin MODELS)), $(foreach m,$(MODELS),$(call fetch_folder,$(m))))
+
+# The paper's models at their real shapes, random weights: the per-model chain measured stage by
+# stage (CPU, wall, peak RSS), the figures of docs/SCALE.md; MODELS=... selects, REHEARSE_DIR
+# holds the checkpoints (default /tmp/attncoda-rehearse). Long: about 30 CPU-minutes.
+rehearse: build $(TEST_DEPS_OK)
+	@BIN=$(BIN) PYTHON=$(PYTHON) IMAGES_DIR='$(IMAGES_DIR)' $(if $(filter command line,$(origin MODELS)),MODELS='$(MODELS)') tests/scale/rehearse.sh
 
 # Speed figures: every tests/bench/*.sh prints its own; nothing is asserted.
 bench: build $(TEST_DEPS_OK)
