@@ -9,7 +9,8 @@
 # FRAMES_OPTS: extra frames options (thresholds), the same for every model and checkpoint.
 FRAMES_OPTS ?=
 # the tokenizer frames reads: the HF directory, the GGUF file, or the tok*.bin beside a llama2.c .bin
-frames_tok = $(strip $(if $(filter trained hf,$($(1)_KIND)),$($(1)_PATH),$(if $(filter gguf,$($(1)_KIND)),$($(1)_PATH),$(firstword $(wildcard $(dir $($(1)_PATH))tok*.bin)))))
+# An image model (input = images, ViT) has no tokenizer: its keys are patches, classed by position.
+frames_tok = $(strip $(if $(filter images,$(call conf,$(1),input)),,$(if $(filter trained hf,$($(1)_KIND)),$($(1)_PATH),$(if $(filter gguf,$($(1)_KIND)),$($(1)_PATH),$(firstword $(wildcard $(dir $($(1)_PATH))tok*.bin))))))
 
 define FRAMES_MODEL_template
 $(R)/tables/frames-heads-$(1).tsv $(R)/tables/frames-layers-$(1).tsv $(R)/tables/frames-label-$(1).tsv \
