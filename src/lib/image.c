@@ -1,5 +1,5 @@
 /* image: PNG (libpng) and JPEG (libjpeg-turbo) decoding with PIL's colour conversion, PIL's
- * bilinear resize and ViTImageProcessor's rescale + normalise (hf-checkpoints-more.md §10). */
+ * bilinear resize and ViTImageProcessor's rescale + normalise (docs/FAMILIES.md §12). */
 #include <stdio.h>   /* before jpeglib.h, which uses FILE */
 #include <ctype.h>
 #include <dirent.h>

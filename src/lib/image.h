@@ -1,7 +1,7 @@
 /* image: PNG and JPEG files in, a vision transformer's pixel_values out. Decoding goes through
  * Debian's libpng and libjpeg-turbo (no hand-written decoders); colour conversion to RGB follows
  * PIL's convert("RGB"), and the preprocessing is Hugging Face's ViTImageProcessor with PIL's
- * antialiased bilinear resize, exactly (shared/spec/hf-checkpoints-more.md §10). Every function
+ * antialiased bilinear resize, exactly (docs/FAMILIES.md §12). Every function
  * that reads a file returns 0, or -1 with "file: what is wrong" in err. */
 #ifndef ATTNCODA_IMAGE_H
 #define ATTNCODA_IMAGE_H

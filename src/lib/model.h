@@ -17,7 +17,7 @@ typedef enum {
 } model_family;
 /* NORM_RMS_OFFSET is Gemma's x/rms·(1 + w): the stored weight is an offset from 1. */
 typedef enum { NORM_LAYER, NORM_RMS, NORM_RMS_OFFSET } model_norm;
-/* How a layer wires its norms and residuals (hf-checkpoints-more.md §3.3, §6.3, §8.3):
+/* How a layer wires its norms and residuals (docs/FAMILIES.md §9–§11):
  * PRE_LN        x += attn(N1 x); x += mlp(N2 x)                    GPT-2, Llama, Mistral, OPT-125m, ViT
  * PARALLEL      x += attn(N1 x) + mlp(N2 x)                        NeoX
  * PARALLEL_ONE  h = N1 x; x += attn(h) + mlp(h)                    Phi (one norm for both)
@@ -54,7 +54,7 @@ typedef struct {
     int qk_norm;               /* per-head norm (cfg.norm kind, [head_dim] weights) of q and k
                                 * before RoPE: Qwen3 q_norm/k_norm, Phi qk_layernorm */
     int bos_id, eos_id, pad_id, cls_id, sep_id;  /* -1 when not defined */
-    /* ViT (hf-checkpoints-more.md §2): square images of image_size pixels, patch_size patches,
+    /* ViT (docs/FAMILIES.md §12): square images of image_size pixels, patch_size patches,
      * T = max_pos = 1 + (image_size/patch_size)²; vocab is the number of classes. 0 elsewhere. */
     int image_size, patch_size, n_channels;
     const float *alibi_slopes; /* [n_head] ALiBi slopes m_h (score += −m_h·|t − j|), or NULL: models
@@ -137,7 +137,7 @@ int model_forward_images(const model *m, const float *pixels, int B, const uint8
  * thread so the two pools never compete. n <= 0 keeps the OpenMP default. */
 void model_set_threads(int n);
 
-/* RoPE frequencies (hf-checkpoints.md §2.2, §2.4), in float32 as Hugging Face computes them:
+/* RoPE frequencies (docs/FAMILIES.md §2), in float32 as Hugging Face computes them:
  * inv[i] = 1/theta^(2i/dim), i < dim/2; llama3 then rescales the low and medium bands. */
 void model_rope_default(float *inv, int dim, double theta);
 void model_rope_llama3(float *inv, int dim, double factor, double low_freq_factor,

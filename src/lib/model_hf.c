@@ -1,7 +1,7 @@
 /* model_hf: a Hugging Face model directory (config.json + safetensors) → model. Follows
- * shared/spec/hf-checkpoints.md: config defaults per family (§3.1, §4.1, §5.1, §6.1, §7.1), old and
- * new RoPE spellings (§0, §2), name prefixes (§1.6) and layouts (GPT-2 Conv1D transposed, NeoX
- * fused QKV de-interleaved). Every weight ends up float32 [out, in]. */
+ * docs/FAMILIES.md: config defaults per family (§3–§8), old and new RoPE spellings (§1, §2), name
+ * prefixes (§1) and layouts (GPT-2 Conv1D transposed, NeoX fused QKV de-interleaved). Every weight
+ * ends up float32 [out, in]. */
 #include <jansson.h>
 #include <float.h>
 #include <limits.h>
@@ -319,7 +319,7 @@ static void parse_sizes(hf_ctx *c, model_config *k, int gpt2) {
     k->vocab = (int)CFG(c, 0, "vocab_size");
 }
 
-/* ---- config of the newer families (hf-checkpoints-more.md §3–§9) ------------------------ */
+/* ---- config of the newer families (docs/FAMILIES.md §5–§11) ------------------------ */
 
 /* An integer key in [lo, hi] (def when absent or null); a fraction or an out-of-range value is
  * refused by name. */
@@ -499,7 +499,7 @@ static void parse_more(hf_ctx *c, model_config *k) {
     if (!c->failed && !opt && !rob) parse_rope(c, k);
 }
 
-/* ---- ViT (hf-checkpoints-more.md §2.1) ---------------------------------------------------- */
+/* ---- ViT (docs/FAMILIES.md §12) ---------------------------------------------------- */
 
 /* image_size / patch_size: an integer or a square pair [h, w]. */
 static int vit_side(hf_ctx *c, const char *key, int def) {
@@ -1109,7 +1109,7 @@ static void load_more(hf_ctx *c, model *m) {
     }
 }
 
-/* ---- ViT tensors (hf-checkpoints-more.md §2.2) -------------------------------------------- */
+/* ---- ViT tensors (docs/FAMILIES.md §12) -------------------------------------------- */
 
 static void load_vit_layer(hf_ctx *c, const model_config *k, model_layer *y, int l) {
     int64_t d = k->d_model, f = k->d_ff;

@@ -1,4 +1,4 @@
-/* test_image: the bilinear resize against the facts of hf-checkpoints-more.md §10.3, worked out
+/* test_image: the bilinear resize against the facts of docs/FAMILIES.md §12, worked out
  * by hand, and the colour conversions and EXIF orientations on tiny in-memory images. Pillow
  * itself is the reference in tests/t-vit.sh; these are the cases one can check on paper. */
 #include <stdio.h>

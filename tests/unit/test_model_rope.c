@@ -1,5 +1,6 @@
 /* test_model_rope: RoPE frequencies and the float16/bfloat16 decoders against published and
- * hand-checked values (hf-checkpoints.md §1.7, §2.3, §11.4).
+ * hand-checked values (docs/FAMILIES.md §1, §2; the test vectors of the shared
+ * hf-checkpoints.md §11.4).
  * Tolerance: the §11.4 vectors are printed to 5 significant digits (HF test) or 7 (Llama-3.2
  * tables), so a value passes when it agrees to half a unit in its last printed digit. */
 #include <math.h>
