@@ -142,10 +142,11 @@ int main(int argc, char **argv) {
         case 'o': out = optarg; break;
         case 'h': fputs(usage, stdout); return 0;
         case 'V': cli_print_version(); return 0;
-        default: die_usage("try 'prune-rank --help'");
+        default: cli_bad_option(argv, lo, "ho:");
         }
     }
-    if (argc - optind != 1) die_usage("need one distance file (try 'prune-rank --help')");
+    cli_operands(argc, argv, 1, 1, "one distance file");
+    cli_out_plan(out);
     if (out && cli_is_stdio(out)) die_usage("-o: give a file name (the table goes to stdout)");
     char *metrics = xstrdup(metrics_arg);
     for (int j = 0; j < tg.nsp; j++)

@@ -31,7 +31,10 @@ sys.exit(0 if a.shape == b.shape and r <= 1e-12 else 1)" >"$T/sa.txt" 2>&1
     else fail "$n: $(head -c 300 "$T/sa.txt")"; fi
 }
 "$BIN/synth" -S 3 -L 2 -H 3 -T 12 --seed 3 "$T/c.h5"
-"$BIN/distance" "$T/c.h5" "$T/c.d.h5" >"$T/c.heads.tsv"
+"$BIN/distance" "$T/c.h5" "$T/c.d.h5" --tsv "$T/c.heads.tsv" >"$T/c.stdout"
+check "distance: nothing on stdout without --tsv -" test ! -s "$T/c.stdout"
+"$BIN/distance" --tsv - "$T/c.h5" "$T/c.d2.h5" >"$T/c.heads-stdout.tsv"
+check "distance: --tsv - writes the same table to stdout" cmp "$T/c.heads.tsv" "$T/c.heads-stdout.tsv"
 direct_ok "distance: causal file, every matrix equals the direct computation" "$T/c.h5" "$T/c.d.h5"
 "$BIN/synth" -S 3 -L 2 -H 4 -T 16 --seed 5 "$T/c5.h5"
 "$BIN/distance" "$T/c5.h5" "$T/c5.d.h5" >/dev/null

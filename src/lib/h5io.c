@@ -70,6 +70,7 @@ hid_t h5io_open(const char *path, char sha[65]) {
     if (S_ISDIR(st.st_mode)) die_data(path, "is a directory, expected an HDF5 file");
     if (st.st_size == 0) die_data(path, "empty file, expected an HDF5 file");
     if (H5Fis_hdf5(path) <= 0) die_data(path, "not an HDF5 file");
+    cli_input_note(path);
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0) die_data(path, "truncated or corrupt HDF5 file");
     if (sha && cli_sha256_file(path, sha) != 0) die_data(path, "cannot read for checksum");
@@ -96,6 +97,7 @@ static char *stdout_tmp_name(void) {
     snprintf(name, n, "%s/attncoda-stdout-XXXXXX", dir && *dir ? dir : "/tmp");
     int fd = mkstemp(name);
     if (fd < 0) die_data("-", "cannot create a temporary file for stdout: %s", strerror(errno));
+    cli_temp_add(name);
     close(fd);
     return name;
 }
@@ -125,7 +127,7 @@ void h5io_finish(hid_t f, const char *path) {
     if (!image) { cli_out_commit(path); return; }
     size_t n;
     unsigned char *buf = cli_slurp(image, &n);
-    unlink(image);
+    cli_temp_remove(image);
     free(image);
     cli_write_bytes("-", buf, n);
     free(buf);
