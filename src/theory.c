@@ -95,7 +95,6 @@ static void parse_args(int argc, char **argv, th_opts *o) {
     o->D = strcmp(o->cmd, "band") ? 16 : 32;
     argc--; argv++;
     int c;
-    opterr = 0;   /* getopt's own message would make a second stderr line */
     while ((c = getopt_long(argc, argv, ":o:hV", lo, NULL)) != -1) {
         if (c >= O_GRID && c < O_SEED && !(allowed & BIT(c)))
             die_usage("--%s does not apply to '%s' (see --help)", lo[c - O_GRID].name, o->cmd);

@@ -104,6 +104,10 @@ same_file "cluster -o x x (nothing on stdout either)" "$T/dx.h5" "$B/cluster" -o
 check "cluster -o x x: the table did not go to stdout" test ! -s "$T/.out"
 same_file "cluster --heads-tsv x x" "$T/dx.h5" "$B/cluster" --heads-tsv "$T/dx.h5" "$T/dx.h5"
 same_file "reversal -o x x" "$T/dx.h5" "$B/reversal" -o "$T/dx.h5" "$T/dx.h5"
+mkdir -p "$T/masks" && cp "$T/d.h5" "$T/masks/js_keep-20.txt"
+same_file "prune-rank --masks-dir: a mask file to write is the input" "$T/masks/js_keep-20.txt" \
+    "$B/prune-rank" --masks-dir "$T/masks" "$T/masks/js_keep-20.txt"
+check "prune-rank --masks-dir: no other mask written before the refusal" test "$(ls "$T/masks")" = js_keep-20.txt
 same_file "distance --tsv x (the input)" "$T/x.h5" "$B/distance" "$T/x.h5" out.h5 --tsv "$T/x.h5"
 cp "$T/story.txt" "$T/s.txt"
 same_file "tokenize -o x x" "$T/s.txt" "$B/tokenize" -t "$W/$GPT2" -o "$T/s.txt" "$T/s.txt"
