@@ -262,9 +262,15 @@ char *cli_slurp_text(const char *path, size_t *len) {
 
 /* ---- inputs: refuse an output that is the same file ---- */
 
-typedef struct { dev_t dev; ino_t ino; char *name; } file_id;
-static file_id *g_inputs, *g_planned;
+/* Static storage, no malloc: a reader notes its input while a fuzz harness (tests/fuzz) tracks
+ * and then frees what a rejected input allocated. Names go into one pool (the messages need them);
+ * past the limits a file is not noted, which only weakens the check. */
+typedef struct { dev_t dev; ino_t ino; const char *name; } file_id;
+enum { MAX_INPUTS = 4096, MAX_PLANNED = 512, NAME_POOL = 1 << 17 };
+static file_id g_inputs[MAX_INPUTS], g_planned[MAX_PLANNED];
 static int g_ninputs, g_nplanned;
+static char g_name_pool[NAME_POOL];
+static size_t g_name_used;
 
 static _Noreturn void refuse(const char *out, const char *in) {
     if (cli_is_stdio(out))
@@ -280,9 +286,15 @@ static int regular_file_id(const char *path, int fd_for_dash, struct stat *st) {
 
 static int same_file(const file_id *f, const struct stat *st) { return f->dev == st->st_dev && f->ino == st->st_ino; }
 
-static void add_id(file_id **list, int *n, const struct stat *st, const char *name) {
-    *list = xrealloc(*list, sizeof **list * (size_t)(*n + 1));
-    (*list)[(*n)++] = (file_id){st->st_dev, st->st_ino, xstrdup(name)};
+static void add_id(file_id *list, int *n, int max, const struct stat *st, const char *name) {
+    size_t len = strlen(name) + 1;
+    if (*n == max) return;
+    const char *kept = "(an input)";
+    if (len <= NAME_POOL - g_name_used) {
+        kept = memcpy(g_name_pool + g_name_used, name, len);
+        g_name_used += len;
+    }
+    list[(*n)++] = (file_id){st->st_dev, st->st_ino, kept};
 }
 
 void cli_input_note(const char *path) {
@@ -292,7 +304,7 @@ void cli_input_note(const char *path) {
         if (same_file(&g_planned[i], &st)) refuse(g_planned[i].name, cli_display_name(path));
     for (int i = 0; i < g_ninputs; i++)
         if (same_file(&g_inputs[i], &st)) return;
-    add_id(&g_inputs, &g_ninputs, &st, cli_display_name(path));
+    add_id(g_inputs, &g_ninputs, MAX_INPUTS, &st, cli_display_name(path));
 }
 
 /* Dies (exit 2) when the output path, or stdout for "-", is a file already read as an input. */
@@ -307,7 +319,7 @@ void cli_out_plan(const char *path) {
     struct stat st;
     if (!path || !regular_file_id(path, STDOUT_FILENO, &st)) return;
     refuse_output_on_input(path);
-    add_id(&g_planned, &g_nplanned, &st, path);
+    add_id(g_planned, &g_nplanned, MAX_PLANNED, &st, path);
 }
 
 /* ---- temporary files and uncommitted outputs: removed on every exit path ---- */
@@ -378,8 +390,9 @@ static void on_fatal_signal(int sig) {
 static void install_signal_handlers(void) {
     for (size_t i = 0; i < sizeof FATAL_SIGNALS / sizeof *FATAL_SIGNALS; i++) {
         struct sigaction old, sa;
-        /* a signal ignored by the parent (nohup, a background job of a script) stays ignored */
-        if (sigaction(FATAL_SIGNALS[i], NULL, &old) != 0 || old.sa_handler == SIG_IGN) continue;
+        /* a signal ignored by the parent (nohup, a background job of a script) stays ignored,
+         * and a handler already there (libFuzzer's, in tests/fuzz) stays */
+        if (sigaction(FATAL_SIGNALS[i], NULL, &old) != 0 || old.sa_handler != SIG_DFL) continue;
         memset(&sa, 0, sizeof sa);
         sa.sa_handler = on_fatal_signal;
         sigemptyset(&sa.sa_mask);
