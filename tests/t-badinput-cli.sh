@@ -123,6 +123,10 @@ if [ -f "$M" ]; then
 else
     skip "extract --text x x" "$M"
 fi
+cp "$T/story.txt" "$T/s.txt"
+expect_error "tokenize TEXT >> TEXT: stdout appending to the input is refused" 2 \
+    "^tokenize: stdout is the input '.*s\.txt' \(the same file\)" - bash -c '"$1" -t "$2" "$3" >>"$3"' _ "$BIN/tokenize" "$GPT2" "$T/s.txt"
+check "tokenize TEXT >> TEXT: the text is unchanged" cmp "$T/story.txt" "$T/s.txt"
 check "an output that is not an input is still written (clr a b)" "$BIN/clr" "$T/a.h5" "$T/b.h5"
 
 # ---- leftovers: a rejected stdin leaves no copy in TMPDIR; stdout images neither ----
