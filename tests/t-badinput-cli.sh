@@ -127,6 +127,15 @@ cp "$T/story.txt" "$T/s.txt"
 expect_error "tokenize TEXT >> TEXT: stdout appending to the input is refused" 2 \
     "^tokenize: stdout is the input '.*s\.txt' \(the same file\)" - bash -c '"$1" -t "$2" "$3" >>"$3"' _ "$BIN/tokenize" "$GPT2" "$T/s.txt"
 check "tokenize TEXT >> TEXT: the text is unchanged" cmp "$T/story.txt" "$T/s.txt"
+# an output path that is a FIFO or device is refused: committing by rename would replace it by a
+# regular file (as root, /dev/null itself)
+mkfifo "$T/fifo"
+for p in clr decompose; do
+    expect_error "$p: OUTPUT a FIFO is refused, not replaced" 2 "^$p: output '.*fifo' is a device or pipe" - "$BIN/$p" "$T/a.h5" "$T/fifo"
+    check "$p: the FIFO is still a FIFO" test -p "$T/fifo"
+done
+expect_error "theory -o FIFO is refused" 2 "^theory: output '.*fifo' is a device or pipe" - "$BIN/theory" band --steps 3 -o "$T/fifo"
+expect_error "clr: OUTPUT a directory is refused" 2 "^clr: output '.*' is a directory" - "$BIN/clr" "$T/a.h5" "$T/masks"
 check "an output that is not an input is still written (clr a b)" "$BIN/clr" "$T/a.h5" "$T/b.h5"
 
 # ---- leftovers: a rejected stdin leaves no copy in TMPDIR; stdout images neither ----

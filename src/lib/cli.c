@@ -408,6 +408,12 @@ static struct { char *final; int slot; } g_outs[MAX_OUTS];
 const char *cli_out_begin(const char *path) {
     refuse_output_on_input(path);
     if (cli_is_stdio(path)) return NULL;
+    /* the rename that commits an output would replace a device node (/dev/null, as root) or a
+     * FIFO by a regular file; such a target is written through stdout instead */
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) die_usage("output '%s' is a directory", path);
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        die_usage("output '%s' is a device or pipe, not a file: give '-' and redirect stdout to it", path);
     int k = 0;
     while (k < MAX_OUTS && g_outs[k].final) k++;
     if (k == MAX_OUTS) die_usage("too many output files");
