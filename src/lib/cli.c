@@ -7,6 +7,7 @@
 #include <math.h>
 #include <nettle/sha2.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,14 +18,14 @@
 static const char *g_prog = "attncoda";
 
 static void install_signal_handlers(void);
-static void remove_temps_at_exit(void);
+static void at_exit_cleanup(void);
 
 void cli_init(const char *prog) {
     opterr = 0;   /* getopt's own message would make usage errors two lines; cli_bad_option reports */
     const char *slash = strrchr(prog, '/');
     g_prog = slash ? slash + 1 : prog;
     install_signal_handlers();
-    atexit(remove_temps_at_exit);
+    atexit(at_exit_cleanup);
 }
 const char *cli_prog(void) { return g_prog; }
 
@@ -334,6 +335,7 @@ static int temp_slot_add(const char *path) {
     for (int i = 0; i < MAX_TEMPS; i++)
         if (!g_temp_used[i]) {
             strcpy(g_temp_path[i], path);
+            atomic_signal_fence(memory_order_seq_cst);   /* the path is whole before a handler sees it */
             g_temp_used[i] = 1;
             return i;
         }
@@ -368,7 +370,7 @@ static void remove_all_temps(void) {
 
 /* At exit: a table printed to a full disk or closed stdout is an error (exit 1, naming stdout),
  * not a silent success; and no temporary file outlives the program. */
-static void remove_temps_at_exit(void) {
+static void at_exit_cleanup(void) {
     if (!g_dying && fflush(stdout) != 0) {
         fprintf(stderr, "%s: (stdout): write error: %s\n", g_prog, strerror(errno));
         remove_all_temps();
@@ -409,7 +411,7 @@ const char *cli_out_begin(const char *path) {
     refuse_output_on_input(path);
     if (cli_is_stdio(path)) return NULL;
     /* the rename that commits an output would replace a device node (/dev/null, as root) or a
-     * FIFO by a regular file; such a target is written through stdout instead */
+     * FIFO by a regular file: refused, with the way that works ('-' and a redirection) */
     struct stat st;
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) die_usage("output '%s' is a directory", path);
     if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
