@@ -10,14 +10,15 @@
 .DELETE_ON_ERROR:
 .SUFFIXES:
 SHELL := /bin/bash
-# Every core unless -j is given (make -j1 for one job). Results do not depend on the job count:
+# Every core unless -j is given (make -j1 for one job); with SCHED=slurm 32 jobs queued or running
+# at once (docs/CLUSTER.md). Results do not depend on the job count:
 # every rule is deterministic and training runs one thread per model (pipelines/train.mk).
 # Goals given together keep their order: `make all check` checks after all, `make clean all` cleans
 # first (serially).
 ifeq ($(MAKELEVEL),0)
 ifeq ($(filter -j% --jobs%,$(MAKEFLAGS)),)
 ifeq ($(filter clean distclean,$(MAKECMDGOALS)),)
-MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 1)
+MAKEFLAGS += -j$(if $(SCHED),32,$(shell nproc 2>/dev/null || echo 1))
 endif
 endif
 endif
@@ -135,8 +136,9 @@ endif
 FUZZ_RUN     := $(if $(FUZZ_ONLY),$(addprefix $(FUZZ_BUILD)/bin/,$(FUZZ_ONLY)),$(FUZZERS))
 # Readers that report bad data by exiting (die_*) are resumed by a longjmp, which drops what they
 # held. fuzz_recipe and fuzz_ids_mask free those blocks (fz_track_* in tests/fuzz/fuzz.h) and are
-# leak-checked; the attention file's reader dies holding HDF5's state, which only exit can drop.
-FUZZ_NOLEAK  := fuzz_attention
+# leak-checked; the attention file's reader and arrayin die holding HDF5's state, which only exit
+# can drop.
+FUZZ_NOLEAK  := fuzz_attention fuzz_arrayin
 # Each input is written to a file (the readers take paths): on a disk, writeback throttling let a
 # harness use about half a core; tmpfs keeps it on the CPU.
 FUZZ_TMPDIR  ?= $(if $(wildcard /dev/shm/.),/dev/shm,/tmp)
@@ -187,7 +189,7 @@ clean:
 	rm -rf $(BUILD) $(BIN)/* results
 
 -include $(wildcard $(BUILD)/lib/*.d $(BUILD)/prog/*.d $(BUILD)/tests/*.d)
-include pipelines/corpus.mk pipelines/train.mk pipelines/models.mk pipelines/analysis.mk \
+include pipelines/sched.mk pipelines/corpus.mk pipelines/train.mk pipelines/models.mk pipelines/analysis.mk \
         pipelines/collapse.mk pipelines/theory.mk pipelines/regime.mk pipelines/paper.mk
 
 # The reproduction: every table of results/$(PROFILE)/tables, then the paper's figures and text.

@@ -3,7 +3,7 @@
 define COLLAPSE_template
 $(R)/tables/collapse-$(1).tsv $(R)/plots/collapse-$(1).tsv &: $(R)/models/$(1)/.done $(KJV_VALID) $(BIN)/extract $(BIN)/collapse
 	@mkdir -p $(R)/tables $(R)/plots $(R)/collapse/$(1)
-	pipelines/collapse.sh $(BIN) $(R)/models/$(1) $(R)/collapse/$(1) $(R)/tables/collapse-$(1).tsv $(R)/plots/collapse-$(1).tsv \
+	$$(call job_env,collapse-$(1),$$(call model_work,$(R)/models/$(1),$(NSEQ))) pipelines/collapse.sh $(BIN) $(R)/models/$(1) $(R)/collapse/$(1) $(R)/tables/collapse-$(1).tsv $(R)/plots/collapse-$(1).tsv \
 	    --text $(KJV_VALID) -S $(NSEQ) -T $(TOKENS) --seed 1
 
 $(R)/tables/train-$(1).tsv: $(R)/models/$(1)/.done

@@ -15,7 +15,7 @@ define FRAMES_MODEL_template
 $(R)/tables/frames-heads-$(1).tsv $(R)/tables/frames-layers-$(1).tsv $(R)/tables/frames-label-$(1).tsv \
         $(R)/plots/frames-keys-$(1).tsv &: $(R)/attn/$(1).h5 $(BIN)/frames
 	@mkdir -p $(R)/tables $(R)/plots
-	$(BIN)/frames $(FRAMES_OPTS) $$(if $$(call frames_tok,$(1)),--tokenizer $$(call frames_tok,$(1))) \
+	$$(call job,frames-$(1),--cpus $(JOB_CPUS) $$(foreach f,heads layers label,--out $(R)/tables/frames-$$(f)-$(1).tsv) --out $(R)/plots/frames-keys-$(1).tsv) $(BIN)/frames $(FRAMES_OPTS) $$(if $$(call frames_tok,$(1)),--tokenizer $$(call frames_tok,$(1))) \
 	    --heads $(R)/tables/frames-heads-$(1).tsv --layers $(R)/tables/frames-layers-$(1).tsv \
 	    --label $(R)/tables/frames-label-$(1).tsv --keys $(R)/plots/frames-keys-$(1).tsv $(R)/attn/$(1).h5
 
@@ -27,7 +27,7 @@ define FRAMES_TRAIN_template
 $(R)/tables/frames-train-$(1).tsv $(R)/tables/frames-emergence-$(1).tsv $(R)/plots/frames-$(1).tsv &: \
         $(R)/tables/collapse-$(1).tsv $(R)/models/$(1)/.done $(KJV_VALID) $(BIN)/extract $(BIN)/frames pipelines/frames.sh
 	@mkdir -p $(R)/tables $(R)/plots $(R)/collapse/$(1)
-	pipelines/frames.sh $(BIN) $(R)/models/$(1) $(R)/collapse/$(1) $(R)/tables/frames-train-$(1).tsv \
+	$$(call job,frames-train-$(1),--cpus 1 --out $(R)/tables/frames-train-$(1).tsv --out $(R)/tables/frames-emergence-$(1).tsv --out $(R)/plots/frames-$(1).tsv) pipelines/frames.sh $(BIN) $(R)/models/$(1) $(R)/collapse/$(1) $(R)/tables/frames-train-$(1).tsv \
 	    $(R)/tables/frames-emergence-$(1).tsv $(R)/plots/frames-$(1).tsv -- $(FRAMES_OPTS) -- \
 	    --text $(KJV_VALID) -S $(NSEQ) -T $(TOKENS) --seed 1
 

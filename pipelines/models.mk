@@ -85,8 +85,22 @@ $(R)/inputs/$(1)-seed%.ids: $$($(1)_DEP) $(BIN)/sample
 	@mkdir -p $$(@D)
 	$(BIN)/sample --model $$($(1)_PATH) -n $(NSEQ) --steps $(TOKENS) --seed $$* --temperature 1.0 $$@
 
+# EXTRACT_SHARDS > 1 (pipelines/sched.mk): ranges of windows as jobs of their own, then the merge
+# into the file one run writes; image models stay one run (extract --seqs takes no --images).
+$(1)_SHARDS := $$(if $$(filter-out 1,$(EXTRACT_SHARDS)),$$(if $$(filter images,$$(call conf,$(1),input)),,$$(call seq_ranges,$(NSEQ),$(EXTRACT_SHARDS))))
+ifeq ($$($(1)_SHARDS),)
 $(R)/attn/$(1).h5: $$($(1)_DEP) $$($(1)_IN_DEP) $(BIN)/extract
 	@mkdir -p $$(@D)
-	$(BIN)/extract --model $$($(1)_PATH) $$($(1)_IN_ATTN) $$@
+	$$(call job,extract-$(1),$$(call model_work,$$($(1)_PATH),$(NSEQ)) --out $$@) $(BIN)/extract --model $$($(1)_PATH) $$($(1)_IN_ATTN) $$@
+else
+$(1)_SHARD_FILES := $$(foreach r,$$($(1)_SHARDS),$(R)/attn/$(1).part/$$(r).h5)
+.SECONDARY: $$($(1)_SHARD_FILES)
+$(R)/attn/$(1).h5: $$($(1)_SHARD_FILES) $(BIN)/extract
+	$(BIN)/extract --merge $$@ $$($(1)_SHARD_FILES)
+	rm -rf $(R)/attn/$(1).part
+$(R)/attn/$(1).part/%.h5: $$($(1)_DEP) $$($(1)_IN_DEP) $(BIN)/extract
+	@mkdir -p $$(@D)
+	$$(call job,extract-$(1)-$$*,$$(call model_work,$$($(1)_PATH),$(NSEQ)) --out $$@) $(BIN)/extract --model $$($(1)_PATH) $$($(1)_IN_ATTN) --seqs $$(subst -,:,$$*) $$@
+endif
 endef
 $(foreach m,$(MODELS),$(eval $(call MODEL_template,$(m))))

@@ -106,8 +106,8 @@ PAPER_FIGURES := $(PD)/figures/band.png \
     $(foreach m,$(TRAINED),$(PD)/figures/collapse-$(m).png) \
     $(if $(filter %/regime.tsv,$(PAPER_DATA)),$(PD)/figures/regime.png)
 
-$(PD)/RESULTS.md: $(PAPER_DATA) $(PAPER_TABLES) $(PAPER_FIGURES) $(PAPER_PY)
-	$(PAPER_RUN) results $@ $(PD) --profile $(PROFILE) --skipped '$(SKIPPED)'
+$(PD)/RESULTS.md: $(PAPER_DATA) $(PAPER_TABLES) $(PAPER_FIGURES) $(PAPER_PY) $(PAPER_TAU)
+	$(PAPER_RUN) results $@ $(PD) --profile $(PROFILE) --skipped '$(SKIPPED)' --regime-conf '$(PAPER_TAU)'
 
 .PHONY: paper
 paper: $(PD)/RESULTS.md

@@ -24,6 +24,6 @@ models: $(TRAIN_DONE)
 
 $(TRAINED_DIR)/%/.done: configs/%.conf $(KJV_TRAIN) $(KJV_VALID) $(TRAIN_SRC) | $(BIN)/train
 	rm -rf $(@D)
-	$(BIN)/train --config $< --profile $(PROFILE) --threads $(TRAIN_THREADS) \
+	$(call job,train-$*,--recipe $< --profile $(PROFILE) --cpus $(TRAIN_THREADS)) $(BIN)/train --config $< --profile $(PROFILE) --threads $(TRAIN_THREADS) \
 	    --train $(KJV_TRAIN) --valid $(KJV_VALID) --out $(@D)
 	touch $@

@@ -30,13 +30,16 @@ static const char *usage =
     "  --progress           progress bar on stderr; --no-progress: none (default: when\n"
     "                       stderr is a terminal)\n"
     "  -h, --help / --version\n"
-    "Output (HDF5): sum/<metric> [N,N], exact/<metric> [N,N,4] (128-bit fixed-point sums),\n"
-    "  distance/<metric> [N,N], rows, head_sink_mass/head_layer/head_index [N]; see\n"
+    "Output (HDF5, netCDF-4): sum/<metric> [N,N], exact/<metric> [N,N,4] (128-bit fixed-point\n"
+    "  sums), distance/<metric> [N,N] (mean over rows, or the sum), rms/<metric> [N,N] (root mean\n"
+    "  square over rows: keeps d_A^2 = d_Aperp^2 + db^2), sum_sq/, exact_sq/ (sums of squares),\n"
+    "  rows, head_sink_mass/head_layer/head_index [N]; see\n"
     "  docs/ANALYSIS.md. Nothing else goes to stdout unless --tsv - asks for the table.\n"
     "Rows kept: query valid, t >= min-query (causal), D >= 3 parts, sink key in the row.\n"
     "Threads: OMP_NUM_THREADS (results do not depend on it).\n"
     "Memory: L*H*T*T*4 bytes (one sequence's blocks) + 640*N*T bytes (prepared rows) +\n"
-    "  about 6*N*N*24 bytes (sums and exact totals) + 2*N*N*(8+16) bytes while writing.\n";
+    "  about 12*N*N*24 bytes (sums, sums of squares, exact totals) + 2*N*N*(8+16) bytes while\n"
+    "  writing.\n";
 
 typedef struct {
     int min_query, excl_sink_q, agg_sum, sink, seq_a, seq_b;
@@ -48,8 +51,8 @@ typedef struct {
 typedef struct {
     int N, npair;
     int *pa, *pb;            /* pair index → heads */
-    double *seq[DIST_NMETRIC];
-    an_fix *tot[DIST_NMETRIC];
+    double *seq[DIST_NMETRIC], *seq_sq[DIST_NMETRIC];   /* sums of distances and of their squares */
+    an_fix *tot[DIST_NMETRIC], *tot_sq[DIST_NMETRIC];
     double *seq_sink;        /* N */
     an_fix *tot_sink;
     long long rows;
@@ -66,6 +69,8 @@ static void accum_init(accum *A, int N) {
     for (int m = 0; m < DIST_NMETRIC; m++) {
         A->seq[m] = xcalloc(A->npair + 1, sizeof(double));
         A->tot[m] = xcalloc(A->npair + 1, sizeof(an_fix));
+        A->seq_sq[m] = xcalloc(A->npair + 1, sizeof(double));
+        A->tot_sq[m] = xcalloc(A->npair + 1, sizeof(an_fix));
     }
     A->seq_sink = xcalloc(N, sizeof(double));
     A->tot_sink = xcalloc(N, sizeof(an_fix));
@@ -75,7 +80,7 @@ static void accum_init(accum *A, int N) {
 static void accum_free(accum *A) {
     free(A->pa);
     free(A->pb);
-    for (int m = 0; m < DIST_NMETRIC; m++) free(A->seq[m]), free(A->tot[m]);
+    for (int m = 0; m < DIST_NMETRIC; m++) free(A->seq[m]), free(A->tot[m]), free(A->seq_sq[m]), free(A->tot_sq[m]);
     free(A->seq_sink);
     free(A->tot_sink);
 }
@@ -83,7 +88,10 @@ static void accum_free(accum *A) {
 /* Adds the finished sequence into the exact totals and clears the sequence sums. */
 static void accum_flush(accum *A) {
     for (int m = 0; m < DIST_NMETRIC; m++)
-        for (int p = 0; p < A->npair; p++) A->tot[m][p] += an_fix_from(A->seq[m][p]), A->seq[m][p] = 0;
+        for (int p = 0; p < A->npair; p++) {
+            A->tot[m][p] += an_fix_from(A->seq[m][p]), A->seq[m][p] = 0;
+            A->tot_sq[m][p] += an_fix_from(A->seq_sq[m][p]), A->seq_sq[m][p] = 0;
+        }
     for (int a = 0; a < A->N; a++) A->tot_sink[a] += an_fix_from(A->seq_sink[a]), A->seq_sink[a] = 0;
 }
 
@@ -167,7 +175,10 @@ static int process_chunk(const float *blocks, const attn_meta *m, const uint8_t 
                             for (int v = 0; v < 5; v++) vb[v] = vec_of(rb, r, b, v);
                             double out[DIST_NMETRIC];
                             an_pair_kernel(nparts[r], va, &info[a], vb, &info[b], out);
-                            for (int mm = 0; mm < DIST_NMETRIC; mm++) A->seq[mm][base + b] += out[mm];
+                            for (int mm = 0; mm < DIST_NMETRIC; mm++) {
+                                A->seq[mm][base + b] += out[mm];
+                                A->seq_sq[mm][base + b] += out[mm] * out[mm];
+                            }
                         }
                     }
                 }
@@ -201,40 +212,45 @@ static void process_sequence(attn_reader *r, int s, const dopts *o, float *block
 }
 
 /* ---------------- output ---------------- */
-/* Named axes (head_a, head_b) for h5py and xarray; the exact/ fixed-point limbs stay unlabelled. */
-static void label_axes(hid_t f) {
-    static const char *const ab[2] = {"head_a", "head_b"};
-    char name[64];
-    for (int m = 0; m < DIST_NMETRIC; m++) {
-        snprintf(name, sizeof name, "sum/%s", dist_metric_names[m]);
-        h5io_label_dims(f, name, "/", 2, ab);
-        snprintf(name, sizeof name, "distance/%s", dist_metric_names[m]);
-        h5io_label_dims(f, name, "/", 2, ab);
+/* One metric's exact totals as the [N,N] double sum and the [N,N,4] fixed-point limbs. */
+static void unpack_totals(const accum *A, const an_fix *tot, double *sum, int *ex) {
+    int N = A->N;
+    memset(sum, 0, (size_t)N * N * sizeof *sum);
+    memset(ex, 0, (size_t)N * N * 4 * sizeof *ex);
+    for (int p = 0; p < A->npair; p++) {
+        size_t ab = (size_t)A->pa[p] * N + A->pb[p], ba = (size_t)A->pb[p] * N + A->pa[p];
+        sum[ab] = sum[ba] = an_fix_to(tot[p]);
+        an_fix_pack(tot[p], ex + 4 * ab);
+        an_fix_pack(tot[p], ex + 4 * ba);
     }
-    h5io_label_dims(f, "head_sink_mass", "/", 1, ab);
 }
 
-static void write_matrices(hid_t f, const accum *A, int agg_sum) {
+/* distance/, sum/, exact/ (and, with_sq, rms/, sum_sq/, exact_sq/: the root mean square over
+ * rows, from exact sums of squared per-row distances), head_sink_mass and rows. */
+static void write_matrices(hid_t f, const accum *A, int agg_sum, int with_sq) {
     int N = A->N;
     hsize_t d2[2] = {N, N}, d3[3] = {N, N, 4}, d1[1] = {N}, one[1] = {1};
     double *sum = xmalloc((size_t)N * N * sizeof *sum), *dist = xmalloc((size_t)N * N * sizeof *dist);
     int *ex = xmalloc((size_t)N * N * 4 * sizeof *ex);
     char name[64];
     for (int m = 0; m < DIST_NMETRIC; m++) {
-        memset(sum, 0, (size_t)N * N * sizeof *sum);
-        memset(ex, 0, (size_t)N * N * 4 * sizeof *ex);
-        for (int p = 0; p < A->npair; p++) {
-            size_t ab = (size_t)A->pa[p] * N + A->pb[p], ba = (size_t)A->pb[p] * N + A->pa[p];
-            sum[ab] = sum[ba] = an_fix_to(A->tot[m][p]);
-            an_fix_pack(A->tot[m][p], ex + 4 * ab);
-            an_fix_pack(A->tot[m][p], ex + 4 * ba);
-        }
+        unpack_totals(A, A->tot[m], sum, ex);
         for (size_t i = 0; i < (size_t)N * N; i++) dist[i] = agg_sum ? sum[i] : sum[i] / (double)A->rows;
         snprintf(name, sizeof name, "sum/%s", dist_metric_names[m]);
         h5io_write_f64(f, name, 2, d2, sum);
         snprintf(name, sizeof name, "exact/%s", dist_metric_names[m]);
         h5io_write_i32(f, name, 3, d3, ex);
         snprintf(name, sizeof name, "distance/%s", dist_metric_names[m]);
+        h5io_write_f64(f, name, 2, d2, dist);
+    }
+    for (int m = 0; with_sq && m < DIST_NMETRIC; m++) {
+        unpack_totals(A, A->tot_sq[m], sum, ex);
+        for (size_t i = 0; i < (size_t)N * N; i++) dist[i] = sqrt(sum[i] / (double)A->rows);
+        snprintf(name, sizeof name, "sum_sq/%s", dist_metric_names[m]);
+        h5io_write_f64(f, name, 2, d2, sum);
+        snprintf(name, sizeof name, "exact_sq/%s", dist_metric_names[m]);
+        h5io_write_i32(f, name, 3, d3, ex);
+        snprintf(name, sizeof name, "rms/%s", dist_metric_names[m]);
         h5io_write_f64(f, name, 2, d2, dist);
     }
     int *exs = xmalloc(N * 4 * sizeof *exs);
@@ -248,7 +264,6 @@ static void write_matrices(hid_t f, const accum *A, int agg_sum) {
     h5io_write_i32(f, "exact/head_sink_mass", 2, d14, exs);
     int rows = (int)A->rows;
     h5io_write_i32(f, "rows", 1, one, &rows);
-    label_axes(f);
     free(exs); free(hs); free(sum); free(dist); free(ex);
 }
 
@@ -292,6 +307,119 @@ static void write_heads(hid_t f, const head_ids *id) {
     free(hi);
 }
 
+/* ---------------- netCDF-4 / CF description ---------------- */
+/* Every axis named by a dimension scale of its own group (netCDF dimensions belong to a group, so
+ * xarray opens each group on its own), the original layer and head of each head as auxiliary
+ * coordinates of head_a and head_b in every group, long_name and units on every dataset. */
+static const char *const metric_long[DIST_NMETRIC] = {
+    "cosine distance of the full rows (sink kept)",
+    "cosine distance of the content rows (sink dropped, renormalised)",
+    "Jensen-Shannon divergence of the full rows",
+    "Jensen-Shannon divergence of the content rows",
+    "Euclidean distance of the full rows",
+    "Euclidean distance of the content rows",
+    "Aitchison distance d_A",
+    "content distance d_A⊥ (clr projected off the sink-balance direction)",
+    "content distance d_A⊥ of the dropped, renormalised rows",
+    "sink-balance difference |b(p) - b(q)|"};
+
+/* squared: holds squared distances; limbs: fixed-point limbs; sq: made from the sums of squares */
+typedef struct { const char *group, *what; int squared, limbs, sq; } group_desc;
+static const group_desc dist_groups[] = {
+    {"distance", NULL, 0, 0, 0},        /* what: from --aggregate */
+    {"sum", "sum over kept rows of the", 0, 0, 0},
+    {"exact", "exact sum over kept rows (128-bit fixed point, 64 fraction bits, as 32-bit limbs, "
+              "least significant first) of the", 0, 1, 0},
+    {"rms", "root mean square over kept rows of the", 0, 0, 1},
+    {"sum_sq", "sum over kept rows of the square of the", 1, 0, 1},
+    {"exact_sq", "exact sum over kept rows (128-bit fixed point, 64 fraction bits, as 32-bit limbs, "
+                 "least significant first) of the square of the", 1, 1, 1}};
+
+static const char *metric_units(int m, const group_desc *g) {
+    if (g->limbs) return "1";
+    if (m != M_JS_KEEP && m != M_JS_DROP) return "1";
+    return g->squared ? "bit2" : "bit";
+}
+
+static void write_coord(hid_t f, const char *path, const char *scope, const char *axis, const int *x, int N,
+                        const char *long_name) {
+    hsize_t d1[1] = {N};
+    h5io_write_i32(f, path, 1, d1, x);
+    h5io_label_dims(f, path, scope, 1, &axis);
+    h5io_describe(f, path, long_name, "1");
+}
+
+/* group/head_layer_X and group/head_index_X for both head axes X = a, b. */
+static void write_group_coords(hid_t f, const char *group, const int *hl, const int *hi, int N) {
+    static const char *const ab[2] = {"a", "b"};
+    char path[96], axis[16], what[96];
+    for (int i = 0; i < 2; i++) {
+        snprintf(axis, sizeof axis, "head_%s", ab[i]);
+        snprintf(path, sizeof path, "%s/head_layer_%s", group, ab[i]);
+        snprintf(what, sizeof what, "original layer of head %s", ab[i]);
+        write_coord(f, path, group, axis, hl, N, what);
+        snprintf(path, sizeof path, "%s/head_index_%s", group, ab[i]);
+        snprintf(what, sizeof what, "original head (within its layer) of head %s", ab[i]);
+        write_coord(f, path, group, axis, hi, N, what);
+    }
+}
+
+static void describe_axes(hid_t f, const char *group, int limbs) {
+    char path[96];
+    snprintf(path, sizeof path, "%s/head_a", group);
+    h5io_describe(f, path, "head a = layer slot * heads + head slot", "1");
+    if (!strcmp(group, "/")) return;
+    snprintf(path, sizeof path, "%s/head_b", group);
+    h5io_describe(f, path, "head b = layer slot * heads + head slot", "1");
+    snprintf(path, sizeof path, "%s/limb", group);
+    if (limbs) h5io_describe(f, path, "32-bit limb of a 128-bit fixed-point number", "1");
+}
+
+static void describe_group(hid_t f, const group_desc *g, const int *hl, const int *hi, int N, int agg_sum) {
+    static const char *const axes[3] = {"head_a", "head_b", "limb"};
+    char path[96], what[320];
+    write_group_coords(f, g->group, hl, hi, N);
+    for (int m = 0; m < DIST_NMETRIC; m++) {
+        snprintf(path, sizeof path, "%s/%s", g->group, dist_metric_names[m]);
+        h5io_label_dims(f, path, g->group, g->limbs ? 3 : 2, axes);
+        const char *w = g->what ? g->what : agg_sum ? "sum over kept rows of the" : "mean over kept rows of the";
+        snprintf(what, sizeof what, "%s %s", w, metric_long[m]);
+        h5io_describe(f, path, what, metric_units(m, g));
+        h5io_attr_str(f, path, "coordinates", "head_layer_a head_index_a head_layer_b head_index_b");
+    }
+    if (g->limbs && !g->squared) {
+        static const char *const sink_axes[2] = {"head_a", "limb"};
+        h5io_label_dims(f, "exact/head_sink_mass", "exact", 2, sink_axes);
+        snprintf(what, sizeof what, "%s sink mass of head a", g->what);
+        h5io_describe(f, "exact/head_sink_mass", what, "1");
+        h5io_attr_str(f, "exact/head_sink_mass", "coordinates", "head_layer_a head_index_a");
+    }
+    describe_axes(f, g->group, g->limbs);
+}
+
+static void describe_file(hid_t f, const head_ids *id, int agg_sum, int with_sq) {
+    static const char *const head_a = "head_a", *const one = "one";
+    int N = id->L * id->H;
+    int *hl = xmalloc(N * sizeof *hl), *hi = xmalloc(N * sizeof *hi);
+    for (int a = 0; a < N; a++) hl[a] = id->layer[a / id->H], hi[a] = id->head[a % id->H];
+    for (size_t i = 0; i < sizeof dist_groups / sizeof *dist_groups; i++)
+        if (with_sq || !dist_groups[i].sq)
+            describe_group(f, &dist_groups[i], hl, hi, N, agg_sum);
+    h5io_label_dims(f, "head_sink_mass", "/", 1, &head_a);
+    h5io_label_dims(f, "head_layer", "/", 1, &head_a);
+    h5io_label_dims(f, "head_index", "/", 1, &head_a);
+    h5io_label_dims(f, "rows", "/", 1, &one);
+    h5io_describe(f, "head_sink_mass", "mean sink mass of head a over kept rows", "1");
+    h5io_attr_str(f, "head_sink_mass", "coordinates", "head_layer head_index");
+    h5io_describe(f, "head_layer", "original layer of head a", "1");
+    h5io_describe(f, "head_index", "original head (within its layer) of head a", "1");
+    h5io_describe(f, "rows", "kept rows (query rows used for every head pair)", "1");
+    h5io_describe(f, "one", "single-entry axis", "1");
+    describe_axes(f, "/", 0);
+    free(hl);
+    free(hi);
+}
+
 /* --tsv: the per-head table, only when asked (stdout stays free for a pipeline's next program). */
 static void write_heads_tsv(const char *path, const char *prov, const accum *A, const head_ids *id) {
     if (!path) return;
@@ -312,15 +440,18 @@ static char *options_string(const dopts *o) {
     return s;
 }
 
+/* sequences: how many sequences were used (an integer, as in attention files); seq_range: which
+ * ("A:B", or "A:B,C:D" for a merge of non-contiguous shards). */
 static void write_attrs(hid_t f, const char *prov, const char *model, const char *in_sha, const char *optstr,
-                        int L, int H, const char *seqs, int agg_sum, long long nrep) {
+                        int L, int H, long long nseq, const char *seq_range, int agg_sum, long long nrep) {
     h5io_attr_str(f, "/", "format", "attncoda-distance");
-    h5io_attr_int(f, "/", "format_version", 1);
+    h5io_attr_int(f, "/", "format_version", 2);
     h5io_attr_str(f, "/", "provenance", prov);
     h5io_attr_str(f, "/", "model", model);
     h5io_attr_str(f, "/", "input_sha256", in_sha);
     h5io_attr_str(f, "/", "options", optstr);
-    h5io_attr_str(f, "/", "sequences", seqs);
+    h5io_attr_int(f, "/", "sequences", nseq);
+    h5io_attr_str(f, "/", "sequence_range", seq_range);
     h5io_attr_str(f, "/", "aggregate", agg_sum ? "sum" : "mean");
     h5io_attr_int(f, "/", "layers", L);
     h5io_attr_int(f, "/", "heads", H);
@@ -377,11 +508,13 @@ static void run_distance(const char *in, const char *out, dopts *o, int sink_giv
     prov_opt_int(p, "zero_replaced", nrep);
     prov_upstream(p, attn_provenance(r));
     char *pj = prov_json(p);
-    hid_t f = h5io_create(out);
-    write_attrs(f, pj, m->model[0] ? m->model : in, attn_checksum(r), optstr, m->L, m->H, seqs, o->agg_sum, nrep);
+    hid_t f = h5io_create_netcdf(out);
+    write_attrs(f, pj, m->model[0] ? m->model : in, attn_checksum(r), optstr, m->L, m->H, o->seq_b - o->seq_a, seqs,
+                o->agg_sum, nrep);
     head_ids id = ids_from_attn(r);
     write_heads(f, &id);
-    write_matrices(f, &A, o->agg_sum);
+    write_matrices(f, &A, o->agg_sum, 1);
+    describe_file(f, &id, o->agg_sum, 1);
     h5io_finish(f, out);
     write_heads_tsv(o->tsv, pj, &A, &id);
     free(id.layer);
@@ -426,18 +559,60 @@ static void need_str(dist_file *d, const char *key, char *buf, size_t cap) {
     free(s);
 }
 
+/* The shard's sequence range A:B: attribute sequence_range, or in files of format_version 1 the
+ * string attribute sequences. A merge of non-contiguous shards ("A:B,C:D") is not a shard. */
+static range shard_range(dist_file *d) {
+    char sq[4096];
+    const char *key = H5Aexists(d->f, "sequence_range") > 0 ? "sequence_range" : "sequences";
+    need_str(d, key, sq, sizeof sq);
+    range r;
+    int end = 0;
+    if (sscanf(sq, "%d:%d%n", &r.a, &r.b, &end) != 2 || sq[end] != 0)
+        die_data(d->path, "attribute '%s' is '%s', not A:B (a merge of non-contiguous shards?)", key, sq);
+    if (r.a < 0 || r.b <= r.a) die_data(d->path, "attribute '%s' is '%s', not a range of sequences", key, sq);
+    return r;
+}
+
+/* Contiguous shards merge into exactly what one run over their union writes, provenance included:
+ * every shard's provenance, with its own range and zero count replaced by the union's, must be the
+ * same string. NULL when one is not (shards of differently named inputs, or unreadable). */
+static char *single_run_provenance(dist_file **d, int nin, const char *whole, long long nrep) {
+    char *first = NULL;
+    int agree = 1;
+    for (int i = 0; i < nin && agree; i++) {
+        prov *p = prov_parse(d[i]->provenance);
+        if (!p) {
+            agree = 0;
+            break;
+        }
+        prov_opt_str(p, "seqs", whole);
+        prov_opt_int(p, "zero_replaced", nrep);
+        char *j = prov_json(p);
+        prov_free(p);
+        if (!first) first = j;
+        else {
+            agree = strcmp(first, j) == 0;
+            free(j);
+        }
+    }
+    if (agree) return first;
+    free(first);
+    return NULL;
+}
+
 static void run_merge(const char *out, char **in, int nin, const char *tsv) {
     dist_file **d = xmalloc(nin * sizeof *d);
     range *rg = xmalloc(nin * sizeof *rg);
     char optstr[512] = "", sha[80] = "", agg[16] = "";
     accum A = {0};
+    int with_sq = 1;
+    long long nseq = 0;
     prov *p = prov_new();
     for (int i = 0; i < nin; i++) {
         d[i] = dist_open(in[i]);
-        char o[512], s[80], sq[4096], ag[16];
+        char o[512], s[80], ag[16];
         need_str(d[i], "options", o, sizeof o);
         need_str(d[i], "input_sha256", s, sizeof s);
-        need_str(d[i], "sequences", sq, sizeof sq);
         need_str(d[i], "aggregate", ag, sizeof ag);
         if (i == 0) {
             strcpy(optstr, o), strcpy(sha, s), strcpy(agg, ag);
@@ -447,11 +622,16 @@ static void run_merge(const char *out, char **in, int nin, const char *tsv) {
             if (strcmp(o, optstr)) die_data(in[i], "options differ from the first shard (%s vs %s)", o, optstr);
             if (strcmp(s, sha)) die_data(in[i], "computed from a different input file than the first shard");
         }
-        if (sscanf(sq, "%d:%d", &rg[i].a, &rg[i].b) != 2) die_data(in[i], "attribute 'sequences' is '%s', not A:B (already merged?)", sq);
+        rg[i] = shard_range(d[i]);
+        /* shards of format_version 1 have no sums of squares: then the merge has no rms/ */
+        int shard_sq = h5io_exists(d[i]->f, "exact_sq");
+        with_sq &= shard_sq;
         for (int m = 0; m < DIST_NMETRIC; m++) {
             char name[64];
             snprintf(name, sizeof name, "exact/%s", dist_metric_names[m]);
             add_exact(d[i]->f, in[i], name, A.tot[m], A.N, 1);
+            snprintf(name, sizeof name, "exact_sq/%s", dist_metric_names[m]);
+            if (shard_sq) add_exact(d[i]->f, in[i], name, A.tot_sq[m], A.N, 1);
         }
         add_exact(d[i]->f, in[i], "exact/head_sink_mass", A.tot_sink, A.N, 0);
         A.rows += d[i]->rows;
@@ -462,23 +642,25 @@ static void run_merge(const char *out, char **in, int nin, const char *tsv) {
     for (int i = 1; i < nin; i++)
         if (rg[i].a < rg[i - 1].b) die_data(in[0], "shards overlap: sequences %d:%d and %d:%d", rg[i - 1].a, rg[i - 1].b, rg[i].a, rg[i].b);
     strbuf sq = {0};
-    for (int i = 0; i < nin; i++) sb_printf(&sq, "%s%d:%d", i ? "," : "", rg[i].a, rg[i].b);
+    for (int i = 0; i < nin; i++) sb_printf(&sq, "%s%d:%d", i ? "," : "", rg[i].a, rg[i].b), nseq += rg[i].b - rg[i].a;
     /* Contiguous shards are recorded as one range, exactly as a single run over it would be. */
     int contiguous = 1;
     for (int i = 1; i < nin; i++) contiguous &= rg[i].a == rg[i - 1].b;
     char whole[64];
     snprintf(whole, sizeof whole, "%d:%d", rg[0].a, rg[nin - 1].b);
     prov_opt_str(p, "merge", contiguous ? whole : sq.s);
-    char *pj = prov_json(p);
-    hid_t f = h5io_create(out);
     long long nrep = 0, x;
     for (int i = 0; i < nin; i++)
         if (h5io_get_attr_int(d[i]->f, "/", "zero_replaced", &x) == 0) nrep += x;
+    char *pj = contiguous ? single_run_provenance(d, nin, whole, nrep) : NULL;
+    if (!pj) pj = prov_json(p);
+    hid_t f = h5io_create_netcdf(out);
     int agg_sum = strcmp(agg, "sum") == 0;
-    write_attrs(f, pj, d[0]->model, sha, optstr, d[0]->L, d[0]->H, contiguous ? whole : sq.s, agg_sum, nrep);
+    write_attrs(f, pj, d[0]->model, sha, optstr, d[0]->L, d[0]->H, nseq, contiguous ? whole : sq.s, agg_sum, nrep);
     head_ids id = ids_from_dist(d[0]);
     write_heads(f, &id);
-    write_matrices(f, &A, agg_sum);
+    write_matrices(f, &A, agg_sum, with_sq);
+    describe_file(f, &id, agg_sum, with_sq);
     h5io_finish(f, out);
     write_heads_tsv(tsv, pj, &A, &id);
     free(id.layer);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <utf8proc.h>
 
 #include "attnio.h"
 #include "cli.h"
@@ -31,6 +32,7 @@ static void usage(void) {
         "       %s --model PATH (--text FILE | --ids FILE) --no-attention [--nll FILE]\n"
         "       %s --model VIT_DIR --images DIR|LIST [--predictions FILE] [options] OUTPUT|-\n"
         "       %s --model PATH --info\n"
+        "       %s --merge OUTPUT|- SHARD.h5...\n"
         "Run a model over S windows of T tokens and write its attention rows as natural-log\n"
         "probabilities (score - logsumexp(scores)) for every layer and head: the attention file.\n\n"
         "Model and inputs:\n"
@@ -87,6 +89,13 @@ static void usage(void) {
         "                        (a Hugging Face directory needs only its config.json)\n"
         "      --threads N       OpenMP threads (all cores); the results do not depend on it\n"
         "      --batch N         sequences per forward pass (4): larger GEMMs, same results\n"
+        "      --seqs A:B        write only windows A..B-1 of the S (a shard, with the attention\n"
+        "                        of those windows exactly as the whole run gives them); the\n"
+        "                        shards of one run join with --merge. Not with --nll, --logits,\n"
+        "                        --no-attention or --images\n"
+        "      --merge           join shards made by --seqs with the same inputs and options into\n"
+        "                        OUTPUT: byte-identical to the attention file of one run over all\n"
+        "                        S windows (its provenance is that run's; docs/CLUSTER.md)\n"
         "      --deflate N       compression level of the attention file, 0 (none) to 9 (1);\n"
         "                        0 writes about twice the bytes in about 40%% less time\n"
         "      --progress        progress bar on stderr; --no-progress: none (default: when\n"
@@ -106,19 +115,22 @@ static void usage(void) {
         "(4*L*H*T*T bytes of attention, 4*T*vocab bytes of logits with --nll/--logits/\n"
         "--no-attention, 4*T*(6*hidden + 2*ffn) bytes of activations) + 8*T*T*threads bytes;\n"
         "independent of S.\n",
-        cli_prog(), cli_prog(), cli_prog(), cli_prog());
+        cli_prog(), cli_prog(), cli_prog(), cli_prog(), cli_prog());
 }
 
 typedef struct {
     const char *model, *tokenizer, *text, *ids, *layers, *heads, *nll, *logits, *mask, *out, *images, *predictions, *pixels;
+    const char *seqs;          /* --seqs A:B as given (recorded in a shard's provenance) */
+    char **shards;             /* --merge: the shard files */
     int S, T, sink, sequential, no_bos, no_attention, threads, batch, deflate, info, mlm_given;
+    int seq_a, seq_b, merge, nshards;
     long long seed, mlm_seed;
     double mlm_rate;
 } opts;
 
 enum { O_MODEL = 256, O_TOK, O_TEXT, O_IDS, O_SEED, O_SEQ, O_NOBOS, O_LAYERS, O_HEADS, O_SINK, O_NLL,
        O_LOGITS, O_MASK, O_NOATT, O_THREADS, O_BATCH, O_DEFLATE, O_INFO, O_IMAGES, O_PRED, O_PIXELS,
-       O_MLM_RATE, O_MLM_SEED };
+       O_MLM_RATE, O_MLM_SEED, O_SEQS, O_MERGE };
 
 /* --mlm-rate: a share in (0, 1] (0 would mask nothing; cli_parse_double takes closed ranges). */
 static double parse_rate(const char *s) {
@@ -129,6 +141,30 @@ static double parse_rate(const char *s) {
     return v;
 }
 
+/* --seqs A:B: windows A..B-1 (checked against S once the input is read). */
+static void parse_seqs(const char *s, opts *o) {
+    const char *colon = strchr(s, ':');
+    if (!colon || colon == s || !colon[1]) die_usage("--seqs: '%s' is not A:B", s);
+    char *a = xstrdup(s);
+    a[colon - s] = 0;
+    o->seq_a = (int)cli_parse_long("seqs", a, 0, (1 << 24) - 1);
+    free(a);
+    o->seq_b = (int)cli_parse_long("seqs", colon + 1, 1, 1 << 24);
+    if (o->seq_b <= o->seq_a) die_usage("--seqs: empty range '%s'", s);
+    o->seqs = s;
+}
+
+/* --merge OUTPUT SHARD...: nothing else (the shards carry the whole run's options). */
+static void check_merge_args(int argc, char **argv, opts *o) {
+    if (o->model || o->tokenizer || o->text || o->ids || o->images || o->seqs || o->nll || o->logits || o->mask ||
+        o->layers || o->heads || o->no_attention || o->info || o->predictions || o->pixels)
+        die_usage("--merge takes only OUTPUT and the shard files (the shards carry the run's options)");
+    cli_operands(argc, argv, 2, -1, "OUTPUT and at least one shard after --merge");
+    o->out = argv[optind];
+    o->shards = argv + optind + 1;
+    o->nshards = argc - optind - 1;
+}
+
 static void parse_args(int argc, char **argv, opts *o) {
     static const struct option lo[] = {
         {"model", 1, 0, O_MODEL}, {"tokenizer", 1, 0, O_TOK}, {"text", 1, 0, O_TEXT}, {"ids", 1, 0, O_IDS},
@@ -136,7 +172,8 @@ static void parse_args(int argc, char **argv, opts *o) {
         {"no-bos", 0, 0, O_NOBOS}, {"layers", 1, 0, O_LAYERS}, {"heads", 1, 0, O_HEADS}, {"sink", 1, 0, O_SINK},
         {"nll", 1, 0, O_NLL}, {"logits", 1, 0, O_LOGITS}, {"mask", 1, 0, O_MASK},
         {"no-attention", 0, 0, O_NOATT}, {"threads", 1, 0, O_THREADS}, {"batch", 1, 0, O_BATCH}, {"deflate", 1, 0, O_DEFLATE}, {"info", 0, 0, O_INFO},
-        {"mlm-rate", 1, 0, O_MLM_RATE}, {"mlm-seed", 1, 0, O_MLM_SEED}, {"images", 1, 0, O_IMAGES}, {"predictions", 1, 0, O_PRED}, {"pixels", 1, 0, O_PIXELS}, {"help", 0, 0, 'h'},
+        {"mlm-rate", 1, 0, O_MLM_RATE}, {"mlm-seed", 1, 0, O_MLM_SEED}, {"images", 1, 0, O_IMAGES}, {"predictions", 1, 0, O_PRED}, {"pixels", 1, 0, O_PIXELS},
+        {"seqs", 1, 0, O_SEQS}, {"merge", 0, 0, O_MERGE}, {"help", 0, 0, 'h'},
         {"version", 0, 0, 'V'}, CLI_PROGRESS_OPTIONS, {0, 0, 0, 0}};
     *o = (opts){.S = 64, .T = 128, .seed = 1, .batch = 4, .deflate = 1, .mlm_rate = 0.15, .mlm_seed = 1};
     int c;
@@ -166,6 +203,8 @@ static void parse_args(int argc, char **argv, opts *o) {
         case O_PRED: o->predictions = optarg; break;
         case O_PIXELS: o->pixels = optarg; break;
         case O_MLM_RATE: o->mlm_rate = parse_rate(optarg), o->mlm_given = 1; break;
+        case O_SEQS: parse_seqs(optarg, o); break;
+        case O_MERGE: o->merge = 1; break;
         case O_MLM_SEED:
             o->mlm_seed = cli_parse_long("mlm-seed", optarg, 0, (1L << 62));
             o->mlm_given = 1;
@@ -175,6 +214,10 @@ static void parse_args(int argc, char **argv, opts *o) {
         case 'V': cli_print_version(); exit(0);
         default: cli_bad_option(argv, lo, "S:T:hV");
         }
+    }
+    if (o->merge) {
+        check_merge_args(argc, argv, o);
+        return;
     }
     if (!o->model) die_usage("--model is required (see --help)");
     if (o->info) {
@@ -187,6 +230,8 @@ static void parse_args(int argc, char **argv, opts *o) {
     if (!o->images && (o->predictions || o->pixels)) die_usage("--predictions and --pixels need --images");
     if (o->images && o->no_attention && !o->predictions && !o->logits && !o->pixels)
         die_usage("--images with --no-attention needs --predictions, --logits or --pixels");
+    if (o->seqs && (o->images || o->nll || o->logits || o->no_attention))
+        die_usage("--seqs splits the attention file only: not with --nll, --logits, --no-attention or --images");
     if (o->no_attention) {
         cli_operands(argc, argv, 0, 0, "no OUTPUT with --no-attention");
     } else {
@@ -350,6 +395,17 @@ static void specials(const opts *o, const model *m, const tok *tk, int *lead, in
     if (*lead < 0) die_data(o->model, "no BOS token known; use --no-bos");
 }
 
+/* Offset of the first byte that is not part of valid UTF-8 (len when all is). */
+static size_t bad_utf8_at(const unsigned char *s, size_t len) {
+    size_t i = 0;
+    for (utf8proc_int32_t c; i < len;) {
+        utf8proc_ssize_t n = utf8proc_iterate(s + i, (utf8proc_ssize_t)(len - i), &c);
+        if (n <= 0) break;
+        i += (size_t)n;
+    }
+    return i;
+}
+
 /* --text: tokenise the whole text, then S windows at seeded random offsets or consecutively. */
 static void read_text(const opts *o, const model *m, const char *tokpath, batch *b) {
     size_t len;
@@ -362,9 +418,8 @@ static void read_text(const opts *o, const model *m, const char *tokpath, batch 
     tok *tk = tok_load(tokpath, m->cfg.model_type, err, sizeof err);
     if (!tk || tok_check_model_vocab(tk, tokpath, m->cfg.vocab, err, sizeof err)) die_data(NULL, "%s", err);
     int n = tok_encode(tk, (const char *)text, len, &ids);
-    free(text);
-    text = NULL;
-    if (n < 0) die_data(o->text, "cannot tokenise (not UTF-8?)");
+    if (n >= 0) free(text), text = NULL;
+    if (n < 0) die_data(o->text, "invalid UTF-8 at byte offset %zu (every tokenizer refuses it)", bad_utf8_at(text, len));
     if (n == 0) die_data(o->text, "empty text (no tokens)");
     int lead, trail;
     specials(o, m, tk, &lead, &trail);
@@ -461,7 +516,8 @@ static void prov_shared_options(prov *p, const opts *o, const model *m) {
     prov_opt_str(p, "family", m->cfg.model_type);
 }
 
-static char *make_prov(const opts *o, const model *m, const char *tokpath, const batch *b) {
+/* seqs: the --seqs range of a shard, NULL for the provenance of the whole run. */
+static char *make_prov(const opts *o, const model *m, const char *tokpath, const batch *b, const char *seqs) {
     prov *p = prov_new();
     if (m->n_files && m->files_sha256)
         for (int i = 0; i < m->n_files; i++) prov_input(p, m->files[i], m->files_sha256[i]);
@@ -483,6 +539,7 @@ static char *make_prov(const opts *o, const model *m, const char *tokpath, const
     prov_opt_int(p, "sequential", o->sequential);
     prov_opt_int(p, "no_bos", o->no_bos);
     prov_opt_str(p, "nll", o->nll ? o->nll : "");
+    if (seqs) prov_opt_str(p, "seqs", seqs);
     if (!m->cfg.causal) {   /* causal models' outputs keep their bytes */
         prov_opt_dbl(p, "mlm_rate", o->mlm_rate);
         prov_opt_int(p, "mlm_seed", o->mlm_seed);
@@ -591,6 +648,8 @@ typedef struct {
     model *m;
     batch b;
     char *tokpath, *provjs;
+    char *whole_provjs;          /* --seqs: the provenance of the run over all S windows */
+    int whole_S;
     int *li, *hi, nl, nh;        /* selected layers and heads */
     uint8_t *keep;               /* --mask */
     attn_writer *w;
@@ -672,6 +731,23 @@ static void choose_masked(run *r) {
     }
 }
 
+/* --seqs: keep windows A..B-1 of the whole batch. The whole run's provenance is kept for the
+ * merge; the shard's own records the range. Padding (the 'valid' dataset) is decided by the whole
+ * batch, so that every shard and the merged file agree with one run. */
+static void keep_shard(run *r) {
+    const opts *o = &r->o;
+    batch *b = &r->b;
+    if (o->seq_b > b->S)
+        die_usage("--seqs %d:%d: the input gives %d sequences", o->seq_a, o->seq_b, b->S);
+    r->whole_provjs = r->provjs;
+    r->provjs = make_prov(o, r->m, r->tokpath, b, o->seqs);
+    r->whole_S = b->S;
+    size_t T = (size_t)b->T, n = (size_t)(o->seq_b - o->seq_a) * T;
+    memmove(b->ids, b->ids + (size_t)o->seq_a * T, n * sizeof *b->ids);
+    memmove(b->valid, b->valid + (size_t)o->seq_a * T, n);
+    b->S = o->seq_b - o->seq_a;
+}
+
 static void setup(run *r) {
     const opts *o = &r->o;
     char err[2048];
@@ -695,7 +771,16 @@ static void setup(run *r) {
     if (o->sink >= r->b.T) die_usage("--sink %d is not below T = %d", o->sink, r->b.T);
     if (!c->causal && (o->nll || o->logits || o->no_attention)) choose_masked(r);
     select_layers_heads(r, o, c);
-    r->provjs = make_prov(o, r->m, r->tokpath, &r->b);
+    r->provjs = make_prov(o, r->m, r->tokpath, &r->b, NULL);
+    if (o->seqs) keep_shard(r);
+}
+
+/* What --merge needs beyond an attention file: the range, the whole run's S and provenance. */
+static void write_shard_attrs(run *r) {
+    hid_t f = attn_writer_file(r->w);
+    h5io_attr_str(f, "/", "shard_sequences", r->o.seqs);
+    h5io_attr_int(f, "/", "shard_of", r->whole_S);
+    h5io_attr_str(f, "/", "whole_provenance", r->whole_provjs);
 }
 
 /* The attention file (tokens, validity, selected indices) and the logits file, plus buffers
@@ -713,6 +798,7 @@ static void open_outputs(run *r, int B) {
         snprintf(meta.text, sizeof meta.text, "%s", o->text ? o->text : o->ids);
         attn_set_deflate(o->deflate);
         r->w = attn_create(o->out, &meta, r->provjs);
+        if (o->seqs) write_shard_attrs(r);
         attn_write_tokens(r->w, b->ids);
         if (b->padded || !c->causal) attn_write_valid(r->w, b->valid);
         write_index(r->w, "layer_index", r->li, r->nl, c->n_layer);
@@ -787,7 +873,7 @@ static void finish(run *r) {
 
 static void run_free(run *r) {
     void *p[] = {r->att, r->block, r->logits, r->chosen, r->masked, r->keep, r->li, r->hi, r->provjs, r->tokpath, r->b.ids, r->b.valid,
-                 r->b.upstream};
+                 r->b.upstream, r->whole_provjs};
     for (size_t i = 0; i < sizeof p / sizeof p[0]; i++) free(p[i]);
     sb_free(&r->rows);
     model_free(r->m);
@@ -1048,6 +1134,181 @@ static void print_info(const char *path) {
     model_free(m);
 }
 
+/* ---- --merge: shards of --seqs into the file of one run ---------------------------------- */
+
+typedef struct {
+    attn_reader *r;
+    const char *path;
+    int a, b, whole_S, deflate;
+    char *whole_prov;
+    int *layer_index, *head_index;   /* NULL when the file has none (all layers / heads) */
+    hsize_t n_layer_index, n_head_index;
+} shard;
+
+/* Deflate level of the shard's attention dataset (0 when uncompressed), as --deflate set it. */
+static int shard_deflate(const shard *sh) {
+    hid_t d = H5Dopen2(attn_reader_file(sh->r), "attention", H5P_DEFAULT);
+    hid_t dcpl = d < 0 ? -1 : H5Dget_create_plist(d);
+    int level = 0, n = dcpl < 0 ? -1 : H5Pget_nfilters(dcpl);
+    for (int i = 0; i < n; i++) {
+        unsigned flags, cd[8];
+        size_t ncd = 8;
+        if (H5Pget_filter2(dcpl, (unsigned)i, &flags, &ncd, cd, 0, NULL, NULL) == H5Z_FILTER_DEFLATE && ncd >= 1)
+            level = cd[0] <= 9 ? (int)cd[0] : -1;
+    }
+    if (dcpl >= 0) H5Pclose(dcpl);
+    if (d >= 0) H5Dclose(d);
+    if (n < 0 || level < 0) die_data(sh->path, "cannot read the compression of dataset 'attention'");
+    return level;
+}
+
+/* layer_index / head_index: as many entries as the file has layers / heads (want), each an
+ * index that fits the model's (at most 2^16). */
+static int *shard_index(const shard *sh, const char *name, int want, hsize_t *n) {
+    hid_t f = attn_reader_file(sh->r);
+    if (!h5io_exists(f, name)) return NULL;
+    hsize_t w[1] = {(hsize_t)want};
+    int *v = h5io_read_i32(f, sh->path, name, 1, w, n);
+    for (hsize_t i = 0; i < *n; i++)
+        if (v[i] < 0 || v[i] >= 1 << 16) {
+            int bad = v[i];
+            free(v);
+            die_data(sh->path, "dataset '%s': index %d is out of range", name, bad);
+        }
+    return v;
+}
+
+/* One shard: an attention file written by --seqs, its range checked against what it holds. */
+static void shard_open(shard *sh, const char *path) {
+    sh->path = path;
+    sh->r = attn_open(path);
+    hid_t f = attn_reader_file(sh->r);
+    const attn_meta *m = attn_meta_get(sh->r);
+    char *range = h5io_get_attr_str(f, "/", "shard_sequences");
+    long long whole;
+    sh->whole_prov = h5io_get_attr_str(f, "/", "whole_provenance");
+    if (!range || !sh->whole_prov || h5io_get_attr_int(f, "/", "shard_of", &whole) != 0) {
+        free(range);
+        die_data(path, "not a shard of extract --seqs (no 'shard_sequences', 'shard_of' or 'whole_provenance' attribute)");
+    }
+    int used = 0;
+    if (sscanf(range, "%d:%d%n", &sh->a, &sh->b, &used) != 2 || range[used] || whole < 1 || whole > 1 << 24 ||
+        sh->a < 0 || sh->b <= sh->a || sh->b > whole || sh->b - sh->a != m->S) {
+        free(range);
+        die_data(path, "attribute 'shard_sequences' is not a range A:B of the %d sequences the file holds within "
+                       "'shard_of' = %lld", m->S, whole);
+    }
+    free(range);
+    sh->whole_S = (int)whole;
+    sh->deflate = shard_deflate(sh);
+    /* the selected layers and heads index the model's, which the file does not give; they must
+     * only be the same in every shard */
+    sh->layer_index = shard_index(sh, "layer_index", m->L, &sh->n_layer_index);
+    sh->head_index = shard_index(sh, "head_index", m->H, &sh->n_head_index);
+}
+
+static int same_index(const int *x, hsize_t nx, const int *y, hsize_t ny) {
+    return (!x && !y) || (x && y && nx == ny && !memcmp(x, y, nx * sizeof *x));
+}
+
+/* Every shard is of the same run: the whole provenance, shape, metadata and selections agree. */
+static void shard_check_same(const shard *sh, const shard *first) {
+    const attn_meta *m = attn_meta_get(sh->r), *m0 = attn_meta_get(first->r);
+    if (strcmp(sh->whole_prov, first->whole_prov))
+        die_data(sh->path, "a shard of another run than %s (inputs or options differ)", first->path);
+    if (sh->whole_S != first->whole_S || m->L != m0->L || m->H != m0->H || m->T != m0->T ||
+        m->causal != m0->causal || m->sink != m0->sink || m->logprob != m0->logprob || m->seed != m0->seed ||
+        strcmp(m->model, m0->model) || strcmp(m->family, m0->family) || strcmp(m->text, m0->text) ||
+        attn_has_valid(sh->r) != attn_has_valid(first->r) || sh->deflate != first->deflate ||
+        !same_index(sh->layer_index, sh->n_layer_index, first->layer_index, first->n_layer_index) ||
+        !same_index(sh->head_index, sh->n_head_index, first->head_index, first->n_head_index))
+        die_data(sh->path, "its shape, metadata or compression differ from %s's", first->path);
+}
+
+static int cmp_shard(const void *x, const void *y) {
+    const shard *p = x, *q = y;
+    return (p->a > q->a) - (p->a < q->a);
+}
+
+/* Sorted by range, the shards cover 0..S-1 exactly once. */
+static void shard_check_cover(const shard *sh, int n) {
+    int S = sh[0].whole_S;
+    for (int i = 0; i < n; i++) {
+        int want = i ? sh[i - 1].b : 0;
+        if (sh[i].a < want)
+            die_data(sh[i].path, "sequences %d:%d overlap %s's %d:%d", sh[i].a, sh[i].b, sh[i - 1].path, sh[i - 1].a,
+                     sh[i - 1].b);
+        if (sh[i].a > want) die_data(sh[i].path, "sequences %d:%d are in no shard of the %d", want, sh[i].a, S);
+    }
+    if (sh[n - 1].b != S) die_data(sh[n - 1].path, "sequences %d:%d are in no shard of the %d", sh[n - 1].b, S, S);
+}
+
+static void refuse_output_is_shard(const char *out, const shard *sh, int n) {
+    struct stat so, si;
+    if (cli_is_stdio(out) || stat(out, &so) != 0) return;
+    for (int i = 0; i < n; i++)
+        if (stat(sh[i].path, &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino)
+            die_usage("OUTPUT %s is the shard %s: it would overwrite its input", out, sh[i].path);
+}
+
+/* The shards' windows in order, through the same HDF5 calls as one run (open_outputs,
+ * run_batches, finish), so that the file's bytes are those of one run. */
+static void merge_write(const char *out, shard *sh, int n) {
+    attn_meta meta = *attn_meta_get(sh[0].r);
+    meta.S = sh[0].whole_S;
+    size_t T = (size_t)meta.T, tt = T * T, st = (size_t)meta.S * T;
+    attn_set_deflate(sh[0].deflate);
+    attn_writer *w = attn_create(out, &meta, sh[0].whole_prov);
+    static int32_t *tokens;
+    static uint8_t *valid;
+    static float *block;
+    tokens = xmalloc(st * sizeof *tokens);
+    valid = xmalloc(st);
+    for (int i = 0; i < n; i++) {
+        attn_read_tokens(sh[i].r, tokens + (size_t)sh[i].a * T);
+        attn_read_valid(sh[i].r, valid + (size_t)sh[i].a * T);
+    }
+    attn_write_tokens(w, tokens);
+    if (attn_has_valid(sh[0].r)) attn_write_valid(w, valid);
+    hid_t f = attn_writer_file(w);
+    if (sh[0].layer_index) h5io_write_i32(f, "layer_index", 1, &sh[0].n_layer_index, sh[0].layer_index);
+    if (sh[0].head_index) h5io_write_i32(f, "head_index", 1, &sh[0].n_head_index, sh[0].head_index);
+    block = xmalloc(sizeof *block * tt * (size_t)meta.H);
+    for (int i = 0; i < n; i++)
+        for (int s = sh[i].a; s < sh[i].b; s++)
+            for (int l = 0; l < meta.L; l++) {
+                attn_read_block(sh[i].r, s - sh[i].a, l, block);
+                attn_write_block(w, s, l, block);
+            }
+    h5io_label_attention(f);
+    attn_finish(w);
+    free(tokens);
+    free(valid);
+    free(block);
+    tokens = NULL, valid = NULL, block = NULL;
+}
+
+static void merge_shards(const char *out, char **paths, int n) {
+    static shard *sh;   /* static: reachable on error exits */
+    sh = xcalloc((size_t)n, sizeof *sh);
+    for (int i = 0; i < n; i++) {
+        shard_open(&sh[i], paths[i]);
+        if (i) shard_check_same(&sh[i], &sh[0]);
+    }
+    qsort(sh, (size_t)n, sizeof *sh, cmp_shard);
+    shard_check_cover(sh, n);
+    refuse_output_is_shard(out, sh, n);
+    merge_write(out, sh, n);
+    for (int i = 0; i < n; i++) {
+        attn_close(sh[i].r);
+        free(sh[i].whole_prov);
+        free(sh[i].layer_index);
+        free(sh[i].head_index);
+    }
+    free(sh);
+    sh = NULL;
+}
+
 int main(int argc, char **argv) {
     static run r;
     cli_init(argv[0]);
@@ -1057,6 +1318,10 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < sizeof outs / sizeof *outs; i++) cli_out_plan(outs[i]);
     if (r.o.info) {
         print_info(r.o.model);
+        return 0;
+    }
+    if (r.o.merge) {
+        merge_shards(r.o.out, r.o.shards, r.o.nshards);
         return 0;
     }
     if (r.o.images) {

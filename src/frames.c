@@ -28,6 +28,7 @@ enum { MAX_SPECIAL = 64, MAX_TAU = 16 };
 
 typedef struct {
     int min_query, model_layer_from, threads, paper;
+    int min_query_given;   /* --min-query was given: a T too short for it is a usage error */
     double tau_r, tau_z, min_seq_share, central_share, central_neff, bidir_share, min_sink_heads;
     double zero_delta;
     const char *tokenizer, *special_arg, *paper_tau_arg;
@@ -126,7 +127,7 @@ static void parse_args(int argc, char **argv, fr_opts *o) {
     int c;
     while ((c = getopt_long(argc, argv, "hVo:", lo, NULL)) != -1) {
         switch (c) {
-        case O_MINQ: o->min_query = cli_parse_long("min-query", optarg, 0, 1 << 20); break;
+        case O_MINQ: o->min_query = cli_parse_long("min-query", optarg, 0, 1 << 20), o->min_query_given = 1; break;
         case O_TR: o->tau_r = cli_parse_double("tau-r", optarg, 0, 1); break;
         case O_TZ: o->tau_z = cli_parse_double("tau-z", optarg, 0, 1e12); break;
         case O_TOK: o->tokenizer = optarg; break;
@@ -752,7 +753,10 @@ int main(int argc, char **argv) {
     if (o.threads) omp_set_num_threads(o.threads);
     attn_reader *rd = attn_open(o.in);
     const attn_meta *m = attn_meta_get(rd);
-    if (o.min_query >= m->T) die_usage("--min-query %d is not below T = %d", o.min_query, m->T);
+    if (o.min_query >= m->T && o.min_query_given) die_usage("--min-query %d is not below T = %d", o.min_query, m->T);
+    if (o.min_query >= m->T)   /* the default: the file is too short, no option is wrong */
+        die_data(attn_path(rd), "T = %d tokens: no query reaches the default --min-query %d (frames needs T > %d)",
+                 m->T, o.min_query, o.min_query);
     token_classes tc = load_classes(&o, m);
     int32_t *ids = xmalloc((size_t)m->S * m->T * sizeof *ids);
     uint8_t *valid = xmalloc((size_t)m->S * m->T);

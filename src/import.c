@@ -41,7 +41,11 @@ static void usage(void) {
            "      --model-name NAME  the file's 'model' attribute (default: the first input)\n"
            "      --family NAME      the file's 'family' attribute (imported)\n"
            "      --text TEXT        the file's 'text' attribute (what the inputs were)\n"
-           "      --per-layer        one rank-4 array is one layer [S,H,T,T], not [L,H,T,T]\n"
+           "      --layout L         what each array holds: SLHTT (one array), LHTT (one array,\n"
+           "                         one sequence), SHTT or HTT (one array per layer); default by\n"
+           "                         rank: 5 SLHTT, 4 LHTT, 3 HTT, several arrays SHTT/HTT. The\n"
+           "                         layout read is printed on stderr\n"
+           "      --per-layer        the same as --layout SHTT\n"
            "      --progress         progress bar on stderr; --no-progress: none (default: when\n"
            "                         stderr is a terminal)\n"
            "  -h, --help, -V, --version\n\n"
@@ -53,27 +57,74 @@ static void usage(void) {
            "(closer ones are kept as given, so float32 log input round-trips exactly); zeros\n"
            "become X and the other parts shrink by 1 - zX (METHODS §1); the count is the\n"
            "'zero_replaced' attribute. Output values are log-probabilities.\n\n"
-           "Memory: one (sequence, layer) block, 20*H*T*T bytes, for every input kind except\n"
-           "Fortran-ordered .npz members (read whole). Without --causal/--bidirectional the\n"
-           "inputs are read twice. stdin is copied to a temporary file first.\n", cli_prog());
+           "Memory: one (sequence, layer) block, 20*H*T*T bytes (H*T*T at most 2^28), for\n"
+           "every input kind except Fortran-ordered .npz members (read whole, at most 2 GiB).\n"
+           "Sizes a file declares are checked against what it holds before anything is\n"
+           "allocated: .npz members against the archive (deflate: at most 1032x), HDF5 datasets\n"
+           "against the chunks and bytes stored (no external storage, every filter available).\n"
+           "Without --causal/--bidirectional the inputs are read twice. stdin is copied to a\n"
+           "temporary file first. docs/IMPORT.md has the details.\n", cli_prog());
 }
 
+/* What each input array holds; AUTO picks by rank and count (find_layout). */
+typedef enum { LAYOUT_AUTO, LAYOUT_SLHTT, LAYOUT_LHTT, LAYOUT_SHTT, LAYOUT_HTT } layout_code;
+static const char *const layout_names[] = {"auto", "SLHTT", "LHTT", "SHTT", "HTT"};
+
 typedef struct {
-    int log, causal, per_layer, sink;       /* causal: -1 infer, 0, 1 */
+    int log, causal, sink;                  /* causal: -1 infer, 0, 1 */
+    layout_code layout;
     double zero_delta;
     const char *tokens, *valid, *model, *family, *text, *out;
     char **inputs;
     int ninputs;
 } imp_opts;
 
+/* "-:NAME" and "-:/PATH" are stdin with a member (docs/IMPORT.md), but getopt would take them for
+ * bundled short options. Until it is done, such an argument points past its '-' (":NAME" is no
+ * option, and getopt only permutes the pointers), and every pointer is put back afterwards. */
+static char **hidden;
+static int nhidden;
+static void hide_stdin_specs(int argc, char **argv) {
+    hidden = xcalloc((size_t)argc + 1, sizeof *hidden);
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--")) break;
+        if (argv[i][0] == '-' && argv[i][1] == ':') hidden[nhidden++] = ++argv[i];
+    }
+}
+static const char *unhide(const char *p) {
+    for (int k = 0; k < nhidden; k++)
+        if (p == hidden[k]) return p - 1;
+    return p;
+}
+/* argv, and option values that were such an argument (--text -:x) */
+static void unhide_stdin_specs(int argc, char **argv, const char **values[], int nvalues) {
+    for (int i = 1; i < argc; i++) argv[i] = (char *)unhide(argv[i]);
+    for (int i = 0; i < nvalues; i++)
+        if (*values[i]) *values[i] = unhide(*values[i]);
+    free(hidden);
+}
+
+/* --layout NAME, or --per-layer (name NULL: SHTT) */
+static void set_layout(imp_opts *o, const char *name) {
+    layout_code want = name ? LAYOUT_AUTO : LAYOUT_SHTT;
+    for (int i = LAYOUT_SLHTT; name && i <= LAYOUT_HTT; i++)
+        if (!strcmp(name, layout_names[i])) want = (layout_code)i;
+    if (want == LAYOUT_AUTO) die_usage("--layout '%s': expected SLHTT, LHTT, SHTT or HTT", name);
+    if (o->layout != LAYOUT_AUTO && o->layout != want)
+        die_usage("%s%s conflicts with the layout given before (%s)", name ? "--layout " : "--per-layer",
+                  name ? name : "", layout_names[o->layout]);
+    o->layout = want;
+}
+
 static void parse_args(int argc, char **argv, imp_opts *o) {
     static const struct option lo[] = {
         {"log", 0, 0, 'l'}, {"causal", 0, 0, 'c'}, {"bidirectional", 0, 0, 'b'}, {"tokens", 1, 0, 't'},
         {"valid", 1, 0, 'v'}, {"sink", 1, 0, 's'}, {"zero-delta", 1, 0, 'z'}, {"model-name", 1, 0, 'm'},
-        {"family", 1, 0, 'f'}, {"text", 1, 0, 'x'}, {"per-layer", 0, 0, 'p'}, {"help", 0, 0, 'h'},
-        {"version", 0, 0, 'V'}, CLI_PROGRESS_OPTIONS, {0, 0, 0, 0}};
+        {"family", 1, 0, 'f'}, {"text", 1, 0, 'x'}, {"per-layer", 0, 0, 'p'}, {"layout", 1, 0, 'L'},
+        {"help", 0, 0, 'h'}, {"version", 0, 0, 'V'}, CLI_PROGRESS_OPTIONS, {0, 0, 0, 0}};
     *o = (imp_opts){.causal = -1, .zero_delta = 1e-9, .family = "imported", .text = "imported attention"};
     int c;
+    hide_stdin_specs(argc, argv);
     while ((c = getopt_long(argc, argv, "hV", lo, NULL)) != -1) {
         switch (c) {
         case 'l': o->log = 1; break;
@@ -88,13 +139,16 @@ static void parse_args(int argc, char **argv, imp_opts *o) {
         case 'm': o->model = optarg; break;
         case 'f': o->family = optarg; break;
         case 'x': o->text = optarg; break;
-        case 'p': o->per_layer = 1; break;
+        case 'p': set_layout(o, NULL); break;
+        case 'L': set_layout(o, optarg); break;
         case CLI_OPT_PROGRESS: case CLI_OPT_NO_PROGRESS: cli_progress_option(c); break;
         case 'h': usage(); exit(0);
         case 'V': cli_print_version(); exit(0);
         default: cli_bad_option(argv, lo, "hV");
         }
     }
+    const char **values[] = {&o->tokens, &o->valid, &o->model, &o->family, &o->text};
+    unhide_stdin_specs(argc, argv, values, (int)(sizeof values / sizeof values[0]));
     cli_operands(argc, argv, 2, -1, "INPUT... and OUTPUT");
     o->inputs = argv + optind;
     o->ninputs = argc - optind - 1;
@@ -103,7 +157,7 @@ static void parse_args(int argc, char **argv, imp_opts *o) {
 }
 
 /* ---- layout: which array and leading index hold block (s, l) ---- */
-typedef struct { int S, L, H, T, stacked, rank; ai_set *set; } layout;
+typedef struct { int S, L, H, T, stacked, rank, given; layout_code code; ai_set *set; } layout;
 
 static void shape_str(const ai_array *a, char *buf, size_t n) {
     size_t k = (size_t)snprintf(buf, n, "[");
@@ -138,19 +192,34 @@ static void set_dims(layout *g, const ai_array *a, int with_s, int with_l) {
     if ((double)g->H * g->T * g->T > 1 << 28) bad_shape(a, "one (sequence, layer) block exceeds 2^28 entries");
 }
 
-static layout find_layout(ai_set *set, int per_layer) {
-    layout g = {.set = set};
+static const char *layout_desc(layout_code c) {
+    static const char *const d[] = {"", "[S,L,H,T,T]", "[L,H,T,T]", "per-layer [S,H,T,T]", "per-layer [H,T,T]"};
+    return d[c];
+}
+
+/* The layout by --layout, else by rank and count: one array of rank 5 is SLHTT, of rank 4 LHTT
+ * (the ambiguous case: SHTT is one layer of S sequences), a list or rank 3 one array per layer. */
+static layout find_layout(ai_set *set, layout_code want) {
+    layout g = {.set = set, .given = want != LAYOUT_AUTO};
     int n = ai_count(set);
     ai_array *a0 = ai_at(set, 0);
     g.rank = ai_rank(a0);
-    g.stacked = n == 1 && (g.rank == 5 || (g.rank == 4 && !per_layer));
+    if (want == LAYOUT_AUTO)
+        want = n == 1 && g.rank == 5 ? LAYOUT_SLHTT : n == 1 && g.rank == 4 ? LAYOUT_LHTT
+                                     : g.rank == 4 ? LAYOUT_SHTT : LAYOUT_HTT;
+    g.code = want;
+    g.stacked = want == LAYOUT_SLHTT || want == LAYOUT_LHTT;
+    if (g.stacked && n != 1) die_usage("--layout %s reads one array; %d were given", layout_names[want], n);
+    if (g.rank != (int)strlen(layout_names[want])) {
+        char why[64];
+        snprintf(why, sizeof why, "--layout %s needs rank %d", layout_names[want], (int)strlen(layout_names[want]));
+        bad_shape(a0, g.given ? why : n == 1 ? "expected [S,L,H,T,T], [L,H,T,T], or per-layer [S,H,T,T] / [H,T,T]"
+                                             : "a per-layer list needs [S,H,T,T] or [H,T,T] arrays");
+    }
     if (g.stacked) {
         set_dims(&g, a0, g.rank == 5, 1);
         return g;
     }
-    if (g.rank != 3 && g.rank != 4)
-        bad_shape(a0, n == 1 ? "expected [S,L,H,T,T], [L,H,T,T], or per-layer [S,H,T,T] / [H,T,T]"
-                             : "a per-layer list needs [S,H,T,T] or [H,T,T] arrays");
     g.L = n;
     if (n > 4096) die_data(ai_file(a0), "%d arrays: more than 4096 layers", n);
     set_dims(&g, a0, g.rank == 4, 0);
@@ -219,6 +288,8 @@ typedef struct {
     long long zeros;
     float *out;               /* the block being written */
     double *row;              /* one gathered row */
+    double *blk;              /* the block read */
+    const char *hint;         /* what a refused row suggests (--log, a softmax), or "" */
 } importer;
 
 static double tolerance(const ai_array *a) {
@@ -243,6 +314,21 @@ static int zero_replace_closed_log(double *l, int D, double delta) {
     return z;
 }
 
+/* Whether the kept keys of row x close as log-probabilities: all at most 0 and their logsumexp 0
+ * within tol (a hint for a row refused as probabilities). */
+static int looks_like_log_row(const importer *im, const uint8_t *vs, int t, const double *x, double tol) {
+    double mx = -INFINITY, acc = 0;
+    for (int j = 0; j < im->g.T; j++)
+        if (key_in_row(im, vs, t, j)) {
+            if (!(x[j] <= tol)) return 0;
+            if (x[j] > mx) mx = x[j];
+        }
+    if (mx == -INFINITY) return 0;
+    for (int j = 0; j < im->g.T; j++)
+        if (key_in_row(im, vs, t, j)) acc += exp(x[j] - mx);
+    return fabs(mx + log(acc)) <= tol;
+}
+
 /* Validates row x (T values of one query) and writes the closed log row to out; returns NULL
  * or the reason the row is bad. */
 static const char *convert_row(importer *im, const uint8_t *vs, int t, const double *x, double tol,
@@ -252,13 +338,21 @@ static const char *convert_row(importer *im, const uint8_t *vs, int t, const dou
     for (int j = 0; j < im->g.T; j++) {
         double v = x[j];
         if (isnan(v)) return snprintf(why, whylen, "NaN at key %d", j), why;
-        if (v == INFINITY || (!logv && isinf(v))) return snprintf(why, whylen, "Inf at key %d", j), why;
+        if (!logv && v == -INFINITY) {
+            im->hint = "; log-probabilities? use --log";
+            return snprintf(why, whylen, "-Inf at key %d", j), why;
+        }
+        if (v == INFINITY) return snprintf(why, whylen, "Inf at key %d", j), why;
         if (!key_in_row(im, vs, t, j)) {
             if (im->causal && j > t && (logv ? v != -INFINITY : v != 0))
                 return snprintf(why, whylen, "mass above the diagonal of a causal file (key %d)", j), why;
             continue;
         }
-        if (!logv && v < 0) return snprintf(why, whylen, "negative probability %g at key %d", v, j), why;
+        if (!logv && v < 0) {
+            im->hint = looks_like_log_row(im, vs, t, x, tol) ? "; log-probabilities? use --log"
+                                                             : "; raw scores? apply a softmax first";
+            return snprintf(why, whylen, "negative probability %g at key %d", v, j), why;
+        }
         if (logv && v > tol) return snprintf(why, whylen, "log-probability %g above 0 at key %d", v, j), why;
         g[D] = logv ? v : log(v);
         if (g[D] > mx) mx = g[D];
@@ -300,6 +394,13 @@ static int infer_causal(importer *im, double *blk) {
     return 1;
 }
 
+/* Every reader refuses a sequence without a valid token (it has no rows), so import does too. */
+static void check_some_valid(const char *path, const uint8_t *valid, int S, int T) {
+    for (int s = 0; s < S; s++)
+        if (!memchr(valid + (size_t)s * T, 1, (size_t)T))
+            die_data(path, "sequence %d has no valid token (all %d values are 0)", s, T);
+}
+
 static void check_right_padding(const importer *im) {
     for (int s = 0; s < im->g.S; s++)
         for (int t = 1; t < im->g.T; t++)
@@ -330,8 +431,8 @@ static void convert_all(importer *im, attn_writer *w, double *blk) {
                         continue;
                     }
                     if (convert_row(im, vs, t, blk + off, tolerance(a), g, out + off, why, sizeof why))
-                        die_data(ai_file(a), "array '%s': %s in row (sequence %d, layer %d, head %d, query %d)",
-                                 ai_name(a), why, s, l, h, t);
+                        die_data(ai_file(a), "array '%s': %s in row (sequence %d, layer %d, head %d, query %d)%s",
+                                 ai_name(a), why, s, l, h, t, im->hint);
                 }
             attn_write_block(w, s, l, out);
             progress_update(&pg, (double)s * L + l + 1);
@@ -341,6 +442,14 @@ static void convert_all(importer *im, attn_writer *w, double *blk) {
     free(g);
     im->out = NULL;
     im->row = NULL;
+}
+
+/* One line on stderr (stdout may be the output file): how the arrays were read, so that a wrong
+ * guess on a rank-4 array is seen; --layout changes it. */
+static void report_layout(const layout *g) {
+    fprintf(stderr, "%s: %s read as %d sequence%s \u00d7 %d layer%s \u00d7 %d head%s, T = %d%s\n", cli_prog(),
+            layout_desc(g->code), g->S, g->S == 1 ? "" : "s", g->L, g->L == 1 ? "" : "s", g->H,
+            g->H == 1 ? "" : "s", g->T, g->code == LAYOUT_LHTT && !g->given ? " (--layout SHTT: [S,H,T,T])" : "");
 }
 
 /* ---- provenance ---- */
@@ -360,8 +469,7 @@ static char *provenance(const imp_opts *o, const importer *im, const char *tok_s
     }
     prov_opt_str(p, "arrays", arr.s);
     sb_free(&arr);
-    prov_opt_str(p, "layout", im->g.stacked ? (im->g.rank == 5 ? "[S,L,H,T,T]" : "[L,H,T,T]")
-                                            : (im->g.rank == 4 ? "per-layer [S,H,T,T]" : "per-layer [H,T,T]"));
+    prov_opt_str(p, "layout", layout_desc(im->g.code));
     prov_opt_str(p, "input_values", o->log ? "log" : "prob");
     prov_opt_int(p, "causal", im->causal);
     prov_opt_str(p, "causal_from", o->causal < 0 ? "inferred from the upper triangle"
@@ -385,7 +493,7 @@ int main(int argc, char **argv) {
     cli_out_plan(o.out);
     ai_set *set = ai_new();
     for (int i = 0; i < o.ninputs; i++) ai_add(set, o.inputs[i]);
-    importer im = {.o = &o, .g = find_layout(set, o.per_layer)};
+    importer im = {.o = &o, .g = find_layout(set, o.layout), .hint = ""};
     int S = im.g.S, T = im.g.T;
     if (o.sink >= T) die_usage("--sink %d is not below T = %d", o.sink, T);
     char tok_sha[65] = "", val_sha[65] = "";
@@ -395,8 +503,10 @@ int main(int argc, char **argv) {
         im.valid = xmalloc((size_t)S * T);
         for (size_t i = 0; i < (size_t)S * T; i++) im.valid[i] = (uint8_t)v[i];
         free(v);
+        check_some_valid(o.valid, im.valid, S, T);
     }
-    double *blk = xmalloc(sizeof *blk * (size_t)im.g.H * T * T);
+    /* held in im, like its other buffers, so that an exit through die_data leaves nothing unreachable */
+    double *blk = im.blk = xmalloc(sizeof *blk * (size_t)im.g.H * T * T);
     im.causal = o.causal >= 0 ? o.causal : infer_causal(&im, blk);
     if (im.causal && im.valid) check_right_padding(&im);
 
@@ -415,6 +525,7 @@ int main(int argc, char **argv) {
     h5io_attr_int(f, "/", "causal_inferred", o.causal < 0);
     h5io_label_attention(f);
     attn_finish(w);
+    report_layout(&im.g);
     ai_close(set);
     free(blk);
     free(tokens);

@@ -68,7 +68,11 @@ static void load_models(const char *path, model **ms, int *n, prov *p) {
     tsv_table *t = tsv_read(path);
     int cm = tsv_col(t, "model"), cd = tsv_col(t, "dispersion"), ch = tsv_col(t, "heads");
     if (cm < 0 || cd < 0) die_data(path, "needs columns 'model' and 'dispersion'");
+    if (t->nrow == 0) die_data(path, "no model rows (only a header)");
     for (int r = 0; r < t->nrow; r++) {
+        for (int q = 0; q < r; q++)   /* one row per model: a repeat would count the model twice */
+            if (!strcmp(t->cell[q][cm], t->cell[r][cm]))
+                die_data(path, "line %d: model '%s' repeats line %d", t->line[r], t->cell[r][cm], t->line[q]);
         char *end;
         double v = strtod(t->cell[r][cd], &end);
         if (*end || end == t->cell[r][cd] || !isfinite(v) || v < 0)

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static const char *USAGE =
     "Usage: train --config FILE --out DIR [options]\n"
@@ -447,6 +448,18 @@ static long fill_batch(const tr_recipe *r, const corpus *tr, int Bn, int Tn, gsl
 
 /* ---------------------------------------------------------------- main */
 
+/* A recipe whose sizes are each in range can still need more memory than the machine has
+ * (calloc of 343 GB, then a bare "out of memory"): refuse it before anything is read or
+ * allocated, naming the sizes (docs/TRAIN.md, "Memory"). */
+static void check_memory(const tr_recipe *r, const char *path) {
+    double need = tr_recipe_bytes(r, omp_get_max_threads());
+    double have = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+    if (have > 0 && need > have)
+        die_data(path, "the recipe needs about %.1f GB (batch = %ld, context = %d, heads = %d, layers = %d, d_model = %d, "
+                 "d_ff = %d), more than this machine's %.1f GB of memory", need / 1e9, r->batch, r->m.ctx, r->m.n_head,
+                 r->m.n_layer, r->m.d_model, r->m.d_ff, have / 1e9);
+}
+
 int main(int argc, char **argv) {
     cli_init("train");
     opts o;
@@ -456,6 +469,7 @@ int main(int argc, char **argv) {
     if (o.seed >= 0) r.seed = o.seed;
     long steps = o.steps >= 0 ? o.steps : !strcmp(o.profile, "full") ? r.steps_full : r.steps_quick;
     if (o.threads) omp_set_num_threads((int)o.threads);
+    check_memory(&r, o.config);
     int B = (int)r.batch, T = r.m.ctx, Te = (int)r.eval_context;
 
     prov *p = prov_new();
@@ -538,6 +552,9 @@ int main(int argc, char **argv) {
         int short_phase = step < short_steps, Bn = short_phase ? Bs : B, Tn = short_phase ? Ts : T;
         synth_windows += fill_batch(&r, &tr, Bn, Tn, rng, srng, ids, tg);
         double loss = tm_forward(&m, short_phase ? as : a, ids, tg);
+        if (!isfinite(loss))   /* every later update would be NaN too */
+            die_data(o.config, "step %ld of %ld: the training loss is %s (not finite); lower lr or check the recipe",
+                     step + 1, steps, isnan(loss) ? "NaN" : loss > 0 ? "+Inf" : "-Inf");
         memset(m.g, 0, m.n_params * sizeof *m.g);
         tm_backward(&m, short_phase ? as : a, ids, tg);
         double lr = lr_at(&r, step, steps);

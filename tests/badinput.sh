@@ -9,7 +9,8 @@
 # The files are written by tests/ref/make_bad_inputs.py (h5py + numpy) from the format of
 # docs/FORMAT.md, independently of the C writer.
 BAD_INPUTS="not_hdf5 empty truncated missing_attention wrong_rank wrong_shape nan inf
-negative_prob bad_sum_prob bad_logsumexp missing_attr"
+negative_prob bad_sum_prob bad_logsumexp missing_attr valid_not_01 causal_left_pad negative_head_index
+layer_index_length huge_block no_data corrupt_chunk"
 BAD_DIR=
 # what each defect's message must mention (case-insensitive ERE): the file was rejected for the
 # planted reason, not an incidental one
@@ -20,6 +21,11 @@ bad_reason() {
         wrong_shape) echo 'shape|disagree' ;; nan) echo 'nan' ;; inf) echo 'inf' ;;
         negative_prob) echo 'negative' ;; bad_sum_prob) echo 'sum' ;;
         bad_logsumexp) echo 'logsumexp|close|sum' ;; missing_attr) echo 'layers' ;;
+        valid_not_01) echo "'valid'.*want 0 or 1" ;; causal_left_pad) echo "'valid'.*padding" ;;
+        negative_head_index) echo "'head_index'.*non-negative" ;;
+        layer_index_length) echo "'layer_index'.*dimension 0 is 2, expected 1" ;;
+        huge_block) echo 'H\*T\*T.*GiB' ;; no_data) echo "'attention' holds no data" ;;
+        corrupt_chunk) echo 'truncated or corrupt' ;;
     esac
 }
 # check_reason NAME DEFECT: the last expect_error's stderr names the defect

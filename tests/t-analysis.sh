@@ -11,11 +11,11 @@ F="$PYTHON $REF/distance_fake.py"
 # The direct computation closes every row itself from the stored float32 values (docs/FORMAT.md);
 # rows that were not re-closed in double precision put js_keep, euc_keep and the sink mass off by
 # 1e-9 (synth) to 1e-7 (stories260K) relative, far outside the 1e-12 allowed here.
-direct_ok() {  # NAME ATTN DIST [direct args]: every distance/, sum/ matrix and head_sink_mass
-    local n=$1 a=$2 d=$3; shift 3   # within 1e-12 relative of the direct values, same row count
+direct_ok() {  # NAME ATTN DIST [direct args]: every distance/, sum/, rms/, sum_sq/ matrix and
+    local n=$1 a=$2 d=$3; shift 3   # head_sink_mass within 1e-12 relative of the direct values, same row count
     "$PYTHON" $REF/distance_direct.py "$a" "$d" "$@" >"$T/direct.txt" 2>&1
     if awk '$1=="rows" { if ($2 != 0) bad=1; next } { if (!($2 <= 1e-12)) bad=1 } END { exit bad }' "$T/direct.txt" \
-        && [ "$(wc -l <"$T/direct.txt")" -eq 22 ]; then ok "$n"
+        && [ "$(wc -l <"$T/direct.txt")" -eq 42 ]; then ok "$n"
     else fail "$n: $(tr '\n' ' ' <"$T/direct.txt" | head -c 600)"; fi
 }
 # distance and decompose read rows through the same library path: their head sink masses agree
@@ -98,6 +98,24 @@ check "distance: d_A >= d_Aperp and d_A >= |db| for every head pair (means of a 
 import h5py, numpy as np, sys
 f = h5py.File('$T/c.d.h5', 'r'); a, c, b = (f['distance/' + m][...] for m in ('aitchison', 'content_full', 'sink_balance'))
 sys.exit(0 if (a + 1e-12 >= c).all() and (a + 1e-12 >= b).all() else 1)"
+# The identity d_A^2 = d_Aperp^2 + db^2 holds per row, so it holds for the root mean squares over
+# rows (rms/) exactly up to rounding, but not for the means (distance/): docs/ANALYSIS.md.
+pythagoras() {  # NAME DIST: rms/ keeps the identity to 1e-9 relative (both d_Aperp), the means do not
+    check "$1" "$PYTHON" - "$2" <<'EOF'
+import h5py, numpy as np, sys
+f = h5py.File(sys.argv[1], "r")
+def gap(g, perp):
+    a, c, b = (f[g + "/" + m][...] for m in ("aitchison", perp, "sink_balance"))
+    off = ~np.eye(a.shape[0], dtype=bool)
+    return np.max(np.abs(a**2 - c**2 - b**2)[off] / (a**2)[off])
+rms = max(gap("rms", "content_full"), gap("rms", "content_drop"))
+mean = gap("distance", "content_full")
+print("# rms: max relative gap %.1e; distance/ (mean): %.1e" % (rms, mean))
+sys.exit(0 if rms <= 1e-9 and mean > 1e-6 else 1)
+EOF
+}
+pythagoras "distance: rms/ keeps d_A^2 = d_Aperp^2 + db^2 to 1e-9 relative, the means do not (synth)" "$T/c.d.h5"
+pythagoras "distance: rms/ keeps the identity on probability input with zeros" "$T/z.d.h5"
 
 # subsets written by extract --layers/--heads: original ids come from layer_index/head_index
 cp "$T/c.h5" "$T/sub.h5"
@@ -120,6 +138,7 @@ if [ -x "$BIN/extract" ] && [ -f "$M" ] && head -c 2000 "$EMBED/models/stories26
     "$BIN/distance" "$T/st.h5" "$T/st.d.h5" >/dev/null
     direct_ok "distance: stories260K attention, every matrix equals the direct computation" "$T/st.h5" "$T/st.d.h5"
     sink_agrees "distance: head_sink_mass equals decompose's (1e-12 relative, stories260K)" "$T/st.h5" "$T/st.d.h5"
+    pythagoras "distance: rms/ keeps d_A^2 = d_Aperp^2 + db^2 to 1e-9 relative (stories260K)" "$T/st.d.h5"
 else
     echo "# bin/extract on stories260K unavailable: real-model distance check skipped"
 fi
@@ -134,10 +153,53 @@ check "distance: 1 and 2 threads give bit-identical files" h5diff "$T/m1.h5" "$T
 "$BIN/distance" --seqs 3:4 "$T/m.h5" "$T/s3.h5" >/dev/null
 "$BIN/distance" --merge "$T/merged.h5" "$T/s3.h5" "$T/s1.h5" "$T/s2.h5" >/dev/null
 same_all=1
-for g in distance sum exact head_sink_mass rows; do h5diff "$T/m1.h5" "$T/merged.h5" "/$g" "/$g" >/dev/null || same_all=0; done
-check "distance: --merge of 3 shards (any order) is bit-identical to one run" test $same_all = 1
-check "distance: merged file records the whole sequence range" \
-    test "$(h5dump -a sequences "$T/merged.h5" | grep -o '"[0-9:,]*"' | tail -1)" = '"0:4"'
+for g in distance sum exact rms sum_sq exact_sq head_sink_mass rows; do
+    h5diff "$T/m1.h5" "$T/merged.h5" "/$g" "/$g" >/dev/null || same_all=0
+done
+check "distance: --merge of 3 shards (any order) is bit-identical to one run (rms/ and sums of squares too)" test $same_all = 1
+"$BIN/distance" --merge --tsv "$T/merged-b.tsv" "$T/merged-b.h5" "$T/s2.h5" "$T/s3.h5" "$T/s1.h5"
+"$BIN/distance" --tsv "$T/m1-b.tsv" "$T/m.h5" "$T/m1-b.h5"
+check "distance: contiguous shards merge into the same bytes as one run, provenance included (file and TSV)" \
+    bash -c "cmp '$T/m1-b.h5' '$T/merged-b.h5' && cmp '$T/m1-b.tsv' '$T/merged-b.tsv'"
+check "distance: merged file records the whole sequence range and the number of sequences" "$PYTHON" -c "
+import h5py, sys
+a = h5py.File('$T/merged.h5', 'r').attrs
+sys.exit(0 if a['sequence_range'] == '0:4' and a['sequences'] == 4 and a['format_version'] == 2 else 1)"
+check "distance: a shard records its range and its number of sequences (an integer, as attention files)" "$PYTHON" -c "
+import h5py, sys
+a = h5py.File('$T/s2.h5', 'r').attrs
+sys.exit(0 if a['sequence_range'] == '1:3' and a['sequences'] == 2 else 1)"
+# shards of format_version 1 (sequences = 'A:B', no sums of squares) still merge: the same
+# distance/, sum/, exact/, and no rms/
+"$PYTHON" - "$T/s1.h5" "$T/s1v1.h5" <<'EOF'
+import h5py, shutil, sys
+shutil.copy(sys.argv[1], sys.argv[2])
+with h5py.File(sys.argv[2], "a") as f:
+    for g in ("rms", "sum_sq", "exact_sq"):
+        del f[g]
+    f.attrs["sequences"] = f.attrs.pop("sequence_range")
+    f.attrs["format_version"] = 1
+EOF
+"$BIN/distance" --merge "$T/merged1.h5" "$T/s3.h5" "$T/s1v1.h5" "$T/s2.h5" >/dev/null
+same_all=1
+for g in distance sum exact head_sink_mass rows; do h5diff "$T/m1.h5" "$T/merged1.h5" "/$g" "/$g" >/dev/null || same_all=0; done
+check "distance: --merge reads format_version 1 shards (sequences 'A:B'); the merge has no rms/" \
+    bash -c "test $same_all = 1 && ! h5ls '$T/merged1.h5/rms' >/dev/null 2>&1"
+"$BIN/distance" --seqs 0:1 "$T/m.h5" "$T/n1.h5" >/dev/null
+"$BIN/distance" --merge "$T/n13.h5" "$T/n1.h5" "$T/s3.h5" >/dev/null
+expect_error "distance: --merge refuses a merge of non-contiguous shards as a shard" 1 \
+    "n13.h5: attribute 'sequence_range' is '0:1,3:4', not A:B" "$T/bad-merge.h5" \
+    "$BIN/distance" --merge "$T/bad-merge.h5" "$T/n13.h5" "$T/s2.h5"
+"$PYTHON" -c "
+import h5py, shutil; shutil.copy('$T/s2.h5', '$T/s2r.h5'); h5py.File('$T/s2r.h5', 'a').attrs['sequence_range'] = '3:1'"
+expect_error "distance: --merge refuses a shard whose range is empty" 1 "s2r.h5: attribute 'sequence_range' is '3:1', not a range" \
+    "$T/bad-merge.h5" "$BIN/distance" --merge "$T/bad-merge.h5" "$T/s1.h5" "$T/s2r.h5"
+"$PYTHON" -c "
+import h5py, shutil, numpy as np; shutil.copy('$T/s2.h5', '$T/s2q.h5')
+f = h5py.File('$T/s2q.h5', 'a'); del f['exact_sq/js_keep']; f['exact_sq/js_keep'] = np.zeros((5, 6, 4), np.int32)"
+expect_error "distance: --merge refuses a shard whose exact_sq/ matrix has the wrong shape" 1 \
+    "s2q.h5: dataset 'exact_sq/js_keep' dimension 0 is 5, expected 6" "$T/bad-merge.h5" \
+    "$BIN/distance" --merge "$T/bad-merge.h5" "$T/s1.h5" "$T/s2q.h5"
 "$BIN/distance" --seqs 0:2 "$T/m.h5" "$T/o1.h5" >/dev/null
 expect_error "distance: --merge refuses overlapping shards" 1 "overlap" "$T/bad-merge.h5" \
     "$BIN/distance" --merge "$T/bad-merge.h5" "$T/o1.h5" "$T/s2.h5"

@@ -34,6 +34,44 @@ done
 check "paper: every figure is a PNG${bad:+ (bad:$bad)}" test -z "$bad"
 check "paper: only the expected figures" test "$(ls "$T/p/figures" | wc -l)" -eq 8
 
+# Figures as a reader sees them (tests/ref/check_figures.py): distinct colour-blind-safe series
+# colours, bands visible under one another, labels that do not overlap; on the fixtures, on 12
+# models with the longest labels at near-equal heights, and on the committed paper/ data.
+cf() {  # cf CHECK ARGS...: the script's TAP lines; a crash is a failure too
+    local out rc
+    out=$("$PYTHON" tests/ref/check_figures.py "$@" 2>&1); rc=$?
+    grep -E '^(not )?ok - ' <<<"$out"
+    if [ $rc -ne 0 ] && ! grep -q '^not ok' <<<"$out"; then fail "check_figures.py $1: $(tail -1 <<<"$out")"; fi
+}
+GP=pipelines/paper
+mkdir -p "$T/cf"
+cf palette $GP/common.gp
+cf reversal $GP/reversal.gp $GP/common.gp "$T/p/data/reversal.tsv" "$T/cf"
+cf band $GP/band.gp $GP/common.gp $G/tables/band.tsv "$T/cf"
+cf regime $GP/regime.gp "$T/p/data/regime.tsv" $G/regime.conf "$T/cf"
+"$PYTHON" - "$T/cf" <<'EOF'
+import sys
+d = sys.argv[1]
+names = ["model-%02d-%s" % (i, "x" * (i % 4)) for i in range(12)]
+with open(d + "/reversal12.tsv", "w") as f:
+    f.write("metric\t" + "\t".join(names) + "\n")
+    for k, m in enumerate(["cosine", "js", "euclidean", "aitchison", "content"]):
+        f.write(m + "\t" + "\t".join("%g" % ((i + 1) * (5 - k)) for i in range(12)) + "\n")
+with open(d + "/regime12.tsv", "w") as f:
+    f.write("model\trole\tdispersion\tverdict\tobserved\toutcome\n")
+    for i, n in enumerate(names):
+        f.write("%s\t%s\t%g\t%s\tunsafe\t%s\n" % (n, "dev" if i < 4 else "held-out", 0.02 + 0.0005 * (i % 2),
+                ["abstain", "unsafe", "safe"][i % 3], ["confirmation", "abstention", "failure"][i % 3]))
+with open(d + "/regime12.conf", "w") as f:
+    f.write("tau_lo = 0.0004\ntau_hi = 0.0201\n")
+EOF
+cf reversal $GP/reversal.gp $GP/common.gp "$T/cf/reversal12.tsv" "$T/cf"
+cf regime $GP/regime.gp "$T/cf/regime12.tsv" "$T/cf/regime12.conf" "$T/cf"
+if [ -f paper/data/regime.tsv ] && [ -f configs/regime-full.conf ]; then
+    cf regime $GP/regime.gp paper/data/regime.tsv configs/regime-full.conf "$T/cf"
+    cf reversal $GP/reversal.gp $GP/common.gp paper/data/reversal.tsv "$T/cf"
+fi
+
 # RESULTS.md: the fixtures' numbers, computed into sentences
 R=$T/p/RESULTS.md
 has() { grep -qF -- "$1" "$R"; }
@@ -70,6 +108,16 @@ o = {'bpe_merges': 2048, 'synthetic_share': 0.25, 'synthetic_task': 'mixed', 'sy
 assert m.training_data(o) == 'BPE 2048 + 25% synthetic mixed windows on a bigram carrier, 6 rules, 12 trigger kinds'
 assert m.training_data({'synthetic_share': 0.5, 'synthetic_task': 'recall'}) == 'bytes + 50% synthetic recall windows'
 "
+check "results: section 8 says what observed safe means (the fixture thresholds carry no rule: in words)" \
+    has '*Observed* is measured, not predicted: a model is observed unsafe when pruning its heads in the classical order (JS keep)'
+printf '# provenance: {"options":{"classical":"js_keep","content":"content_full","ratio":1.5,"sparsity":0.20000000000000001}}\ntau_lo = 0.01\ntau_hi = 0.2\n' >"$T/rule.conf"
+check "results: the observed rule's numbers come from the thresholds file's provenance" "$PYTHON" -B -c "
+import importlib.util, sys
+s = importlib.util.spec_from_file_location('paper', 'pipelines/paper/paper.py')
+m = importlib.util.module_from_spec(s); s.loader.exec_module(m)
+t = m.observed_definition(sys.argv[1])
+assert 'with 20% of its heads pruned, a model is observed unsafe when pruning in the JS keep order raises its held-out perplexity by more than 1.5 times what pruning in the d_A⊥ order does' in t, t
+" "$T/rule.conf"
 check "results: skipped models listed" has 'Not analysed (checkpoint not present): gpt2, pythia-70m'
 check "results: every figure is referenced" \
     test "$(grep -c '^!\[.*\](figures/.*\.png)$' "$R")" -eq 8

@@ -14,6 +14,17 @@ P=$T/py; mkdir -p "$P"
 "$BIN/clr" "$P/attention.h5" "$P/clr.h5"
 "$BIN/decompose" "$P/attention.h5" "$P/decompose.h5"
 "$BIN/distance" "$P/attention.h5" "$P/distance.h5" >/dev/null
+# more distance files: a subset's original ids, --aggregate sum, a merge of shards
+$PYTHON -c "
+import h5py, numpy as np, shutil, sys
+shutil.copy(sys.argv[1], sys.argv[2])
+f = h5py.File(sys.argv[2], 'a'); f['layer_index'] = np.array([3, 7], np.int32); f['head_index'] = np.array([1, 4, 6], np.int32)" \
+    "$P/attention.h5" "$P/subset.h5"
+"$BIN/distance" "$P/subset.h5" "$P/d-subset.h5" >/dev/null
+"$BIN/distance" --aggregate sum "$P/attention.h5" "$P/d-sum.h5" >/dev/null
+"$BIN/distance" --seqs 0:1 "$P/attention.h5" "$P/d-s1.h5" >/dev/null
+"$BIN/distance" --seqs 1:2 "$P/attention.h5" "$P/d-s2.h5" >/dev/null
+"$BIN/distance" --merge "$P/d-merged.h5" "$P/d-s2.h5" "$P/d-s1.h5" >/dev/null
 
 # every ```python block of docs/FORMAT.md, run in the directory of those files
 $PYTHON - docs/FORMAT.md "$P" <<'EOF'
@@ -71,6 +82,72 @@ dd = xr.open_dataset(f"{P}/distance.h5", engine="h5netcdf", group="distance")
 ok &= float(dd.cos_keep.sel(head_a=1, head_b=4)) == h5py.File(f"{P}/distance.h5", "r")["distance/cos_keep"][1, 4]
 print(("ok" if ok else "not ok") + " - xarray (h5netcdf) opens attention and distance files as labelled arrays")
 EOF
+
+# Distance files as netCDF-4 (docs/FORMAT.md): every group opens in xarray without phony_dims,
+# with every axis named and the original layer/head as coordinates of both head axes; netCDF-C
+# (python3-netcdf4) reads every variable with the same values as h5py; CF attributes.
+$PYTHON - "$P" <<'EOF' 2>"$T/xr.err"
+import sys, h5py, numpy as np, xarray as xr
+P = sys.argv[1]
+groups = [None, "distance", "sum", "exact", "rms", "sum_sq", "exact_sq"]
+for fn in ("distance", "d-subset", "d-sum", "d-merged", "d-s1"):
+    path = f"{P}/{fn}.h5"
+    h = h5py.File(path, "r")
+    L, H = int(h.attrs["layers"]), int(h.attrs["heads"])
+    hl, hi = h["head_layer"][...], h["head_index"][...]
+    ok, nvar = True, 0
+    for g in groups:
+        ds = xr.open_dataset(path, engine="h5netcdf", group=g)
+        for name, v in ds.data_vars.items():
+            nvar += 1
+            hv = h[(g + "/" if g else "") + name]
+            ok &= v.shape == hv.shape and np.array_equal(v.values, hv[...]) and v.dtype == hv.dtype
+            ok &= all(not d.startswith("phony") for d in v.dims)
+            ok &= "long_name" in v.attrs and "units" in v.attrs
+        if g:
+            ok &= ds.sizes["head_a"] == ds.sizes["head_b"] == L * H
+            ok &= np.array_equal(ds.head_layer_a.values, hl) and np.array_equal(ds.head_index_b.values, hi)
+            v = ds["aitchison"]
+            ok &= v.dims[:2] == ("head_a", "head_b") and set(v.coords) >= {"head_layer_a", "head_index_a", "head_layer_b", "head_index_b"}
+        else:
+            ok &= set(ds.head_sink_mass.coords) == {"head_a", "head_layer", "head_index"} and ds.rows.dims == ("one",)
+    ok &= nvar == 2 + 6 * 10 + 1 and h.attrs["Conventions"] == "CF-1.8"
+    print(("ok" if ok else "not ok") + f" - xarray (h5netcdf) opens every group of {fn}.h5 ({nvar} variables) with "
+          "named axes, head_layer/head_index coordinates, the same values as h5py, long_name and units")
+# selection by original layer and head: the pair (layer 7 head 4, layer 3 head 6) of the subset
+d = xr.open_dataset(f"{P}/d-subset.h5", engine="h5netcdf", group="rms")
+d = d.set_index(head_a=["head_layer_a", "head_index_a"], head_b=["head_layer_b", "head_index_b"])
+x = float(d.js_keep.sel(head_a=(7, 4), head_b=(3, 6)))
+ok = x == h5py.File(f"{P}/d-subset.h5", "r")["rms/js_keep"][4, 2]
+print(("ok" if ok else "not ok") + " - xarray: a pair selected by original (layer, head) on both axes")
+EOF
+if [ -s "$T/xr.err" ]; then fail "xarray on distance files: $(tail -1 "$T/xr.err")"; fi
+if $PYTHON -c "import netCDF4" 2>/dev/null; then
+    $PYTHON - "$P" <<'EOF'
+import sys, h5py, numpy as np, netCDF4
+P = sys.argv[1]
+for fn in ("distance", "d-merged"):
+    path = f"{P}/{fn}.h5"
+    h = h5py.File(path, "r")
+    ok, n = True, 0
+    with netCDF4.Dataset(path) as nc:
+        nc.set_auto_mask(False)
+        for grp in [nc] + list(nc.groups.values()):
+            for name, v in grp.variables.items():
+                n += 1
+                hv = h[grp.path.rstrip("/") + "/" + name]
+                ok &= np.array_equal(v[...], hv[...]) and v.dtype == hv.dtype
+                if "_FillValue" in v.ncattrs():
+                    ok &= np.asarray(v.getncattr("_FillValue")).dtype == v.dtype
+                ok &= v.getncattr("units") is not None
+        ok &= np.isnan(nc["rms/js_keep"].getncattr("_FillValue")) and "_FillValue" not in nc["exact/js_keep"].ncattrs()
+        ok &= nc.getncattr("Conventions") == "CF-1.8" and set(nc.groups) == {"distance", "sum", "exact", "rms", "sum_sq", "exact_sq"}
+    print(("ok" if ok else "not ok") + f" - netCDF-C (python3-netcdf4) reads all {n} variables of {fn}.h5 as h5py does; "
+          "_FillValue (NaN) of each float variable's own type, CF Conventions")
+EOF
+else
+    skip "netCDF-C reads every distance file variable" "python3-netcdf4"
+fi
 
 # Old files: string attributes as fixed-length ASCII and no dimension scales still read, with
 # the same numbers.

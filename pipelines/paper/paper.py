@@ -18,7 +18,8 @@ Usage: paper.py COMMAND OUT INPUT...
   frames   OUT frames-label-NAME.tsv...  reference-frame label per model, with its position encoding
   frames-emergence OUT frames-emergence-NAME.tsv...  emergence step per trained model
   frames-pos OUT frames-pos.tsv          the matched position-encoding set, one row per pos
-  results  OUT PAPER_DIR [--skipped NAMES] [--profile P]
+  results  OUT PAPER_DIR [--skipped NAMES] [--profile P] [--regime-conf CONF]
+           (CONF: the regime thresholds, whose provenance gives the "observed" rule's numbers)
                                          RESULTS.md from PAPER_DIR/data, tables and figures
 A model's name is taken from its file name (KIND-NAME.tsv). Every derived table starts with a
 '# provenance' line (program, command, input names and SHA-256), then a header and rows. Outputs
@@ -767,7 +768,42 @@ def sec_collapse(doc, d):
     doc.add(s, "")
 
 
-def sec_regime(doc, d):
+METRIC_NAME = {"js_keep": "JS keep", "js_drop": "JS drop", "cos_keep": "cosine keep", "content_full": "d_A⊥",
+               "content_drop": "d_A⊥ (drop)", "aitchison": "d_A"}
+
+
+def observed_rule(conf):
+    """The rule `regime --fit` measured safety by, from the options in the thresholds file's
+    provenance line ({} when there is none)."""
+    try:
+        with open(conf, encoding="utf-8") as f:
+            for l in f:
+                if l.startswith("# provenance:"):
+                    o = json.loads(l.split(":", 1)[1]).get("options", {})
+                    return o if all(k in o for k in ("classical", "content", "ratio", "sparsity")) else {}
+    except (OSError, ValueError, AttributeError):
+        pass
+    return {}
+
+
+def observed_definition(conf):
+    """What "observed safe" means (docs/ANALYSIS.md, regime), with the numbers of this run."""
+    o = observed_rule(conf) if conf else {}
+    if not o:
+        return ("*Observed* is measured, not predicted: a model is observed unsafe when pruning its "
+                "heads in the classical order (JS keep) raises held-out perplexity by more than a fixed "
+                "multiple of what pruning in the d_A⊥ order does at the same share of heads, and observed "
+                "safe otherwise (docs/ANALYSIS.md, regime).")
+    cl, co = (METRIC_NAME.get(o[k], o[k]) for k in ("classical", "content"))
+    return ("*Observed* is measured, not predicted: with %s of its heads pruned, a model is observed "
+            "unsafe when pruning in the %s order raises its held-out perplexity by more than %s times "
+            "what pruning in the %s order does (when the %s increase is zero or negative: by anything at "
+            "all), and observed safe otherwise (docs/ANALYSIS.md, regime). The verdict predicts this from "
+            "the dispersion alone: safe below τ_lo, unsafe above τ_hi, abstain between."
+            % (pct(100 * o["sparsity"]).replace(".0%", "%"), cl, g(o["ratio"]), co, co))
+
+
+def sec_regime(doc, d, conf=None):
     doc.add("## 8. Regime map and frozen predictor (METHODS §5.6)", "")
     head, rows = load(d, "regime")
     if not rows:
@@ -777,6 +813,8 @@ def sec_regime(doc, d):
     doc.table("regime")
     doc.figure("regime", "sink dispersion per model with the frozen thresholds τ_lo and τ_hi "
                "and each held-out model's verdict")
+    if any(r["observed"] not in ("-", "") for r in rows):
+        doc.add(observed_definition(conf), "")
     held = [r for r in rows if r["role"] != "dev"]
     outcomes = [r["outcome"] for r in held if r["outcome"] not in ("-", "")]
     disp = [(r["model"], "%s, %.3g" % (r["role"], num(r["dispersion"]))) for r in rows]
@@ -971,13 +1009,15 @@ def sec_frames_pos(doc, d):
 
 
 def cmd_results(out, args):
-    d, skipped, profile = args[0], "", ""
+    d, skipped, profile, conf = args[0], "", "", None
     rest = args[1:]
     while rest:
         if rest[0] == "--skipped" and len(rest) > 1:
             skipped, rest = rest[1], rest[2:]
         elif rest[0] == "--profile" and len(rest) > 1:
             profile, rest = rest[1], rest[2:]
+        elif rest[0] == "--regime-conf" and len(rest) > 1:
+            conf, rest = rest[1] or None, rest[2:]
         else:
             die("results: unknown argument %s" % rest[0])
     doc = Doc(d)
@@ -1001,7 +1041,7 @@ def cmd_results(out, args):
     sec_ari(doc, d, sinks)
     sec_prune(doc, d)
     sec_collapse(doc, d)
-    sec_regime(doc, d)
+    sec_regime(doc, d, conf)
     sec_train(doc, d)
     sec_frames(doc, d)
     sec_frames_pos(doc, d)
@@ -1011,7 +1051,8 @@ def cmd_results(out, args):
     doc.add("<!-- provenance: %s -->" % json.dumps(
         {"program": PROG, "version": VERSION, "command": "results", "profile": profile,
          "inputs": [{"name": "data/" + f, "sha256": sha256(os.path.join(d, "data", f))}
-                    for f in data]}, sort_keys=True, separators=(",", ":")))
+                    for f in data] + ([{"name": conf, "sha256": sha256(conf)}] if conf else [])},
+        sort_keys=True, separators=(",", ":")))
     write_atomic(out, "\n".join(doc.out).rstrip("\n") + "\n")
 
 

@@ -12,4 +12,4 @@ spread = real(system("awk -F'\t' '!/^#/ && NR > 1 { for (i = 2; i <= NF; i++) if
 if (spread > 20) { set logscale y; set ylabel "held-out perplexity (per token, log scale)" }
 set key top left box opaque
 dtype(i) = i % 2 ? 2 : 1    # alternate dashes so that coinciding orders stay visible
-plot for [i=2:n] in using 1:i with linespoints lw 2 dt dtype(i) pt (i + 3) ps 1.3 lc rgb C[(i - 2) % 8 + 1] title olabel(columnhead(i))
+plot for [i=2:n] in using 1:i with linespoints lw 2 dt dtype(i) pt (i + 3) ps 1.3 lc rgb C[(i - 2) % NC + 1] title olabel(columnhead(i))

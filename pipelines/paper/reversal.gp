@@ -12,4 +12,4 @@ set style fill solid 0.85 border rgb "#333333"
 set boxwidth 0.9
 set yrange [0:*]
 set key top right title "model" noenhanced
-plot for [i=2:n] in using i:xtic(mlabel(strcol(1))) title columnhead(i) lc rgb C[(i - 2) % 8 + 1]
+plot for [i=2:n] in using i:xtic(mlabel(strcol(1))) title columnhead(i) lc rgb C[(i - 2) % NC + 1]

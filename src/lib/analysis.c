@@ -188,9 +188,12 @@ double *dist_matrix(dist_file *d, const char *metric) {
     dist_check_finite(d, name, x, (size_t)N * N);
     for (int a = 0; a < N; a++) {
         if (x[(size_t)a * N + a] != 0) die_data(d->path, "%s: diagonal entry %d is not 0", name, a);
-        for (int b = 0; b < a; b++)
+        for (int b = 0; b < a; b++) {
             if (x[(size_t)a * N + b] != x[(size_t)b * N + a])
                 die_data(d->path, "%s: not symmetric at (%d, %d)", name, a, b);
+            if (x[(size_t)a * N + b] < 0)   /* linkage and MDS assume distances; a negative one is corrupt */
+                die_data(d->path, "%s: entry (%d, %d) = %g is negative", name, a, b, x[(size_t)a * N + b]);
+        }
     }
     return x;
 }

@@ -146,28 +146,66 @@ static void parse_shape_tuple(const char *file, const char *name, const char *v,
     }
 }
 
+/* The fixed prefix: magic, version, then the header length, 2 bytes little-endian in version 1
+ * (a 10-byte prefix) and 4 in versions 2 and 3 (12 bytes). Returns the prefix length and sets
+ * *hl; n bytes are available at b (at least 10 tell the version, 12 are needed for 2 and 3). */
+static size_t npy_prefix(const char *file, const char *name, const unsigned char *b, size_t n, size_t *hl) {
+    if (n < 10 || memcmp(b, "\x93NUMPY", 6) != 0) die_data(file, "array '%s': not a .npy array", name);
+    if (b[6] == 1) {
+        *hl = b[8] | (size_t)b[9] << 8;
+        return 10;
+    }
+    if (b[6] != 2 && b[6] != 3) die_data(file, "array '%s': unsupported .npy version %d", name, b[6]);
+    if (n < 12) die_data(file, "array '%s': truncated .npy header", name);
+    *hl = b[8] | (size_t)b[9] << 8 | (size_t)b[10] << 16 | (size_t)b[11] << 24;
+    return 12;
+}
+
+#define NPY_MAX_HEADER (1 << 20)
+
+/* fortran_order is a Python literal: True or False, nothing else */
+static int parse_bool(const char *file, const char *name, const char *v) {
+    int t = !strncmp(v, "True", 4), f = !strncmp(v, "False", 5);
+    char after = t ? v[4] : f ? v[5] : 0;
+    if ((!t && !f) || (after != ',' && after != '}' && after != ' ')) {
+        int n = (int)strcspn(v, ",}");
+        die_data(file, "array '%s': fortran_order is '%.*s', not True or False", name, n < 20 ? n : 20, v);
+    }
+    return t;
+}
+
+/* The header being parsed: reachable from here when a refusal exits (no leak report). */
+static void *held_hdr;
+
 /* Returns the header length (offset of the data); n bytes are available at b. */
 static size_t parse_npy(const char *file, const char *name, const unsigned char *b, size_t n, npy_info *o) {
-    if (n < 10 || memcmp(b, "\x93NUMPY", 6) != 0) die_data(file, "array '%s': not a .npy array", name);
-    size_t hl, start;
-    if (b[6] == 1) hl = b[8] | (size_t)b[9] << 8, start = 10;
-    else if ((b[6] == 2 || b[6] == 3) && n >= 12)
-        hl = b[8] | (size_t)b[9] << 8 | (size_t)b[10] << 16 | (size_t)b[11] << 24, start = 12;
-    else die_data(file, "array '%s': unsupported .npy version %d", name, b[6]);
-    if (hl > 1 << 20 || start + hl > n) die_data(file, "array '%s': truncated .npy header", name);
-    char *hdr = xmalloc(hl + 1);
+    size_t hl, start = npy_prefix(file, name, b, n, &hl);
+    if (hl > NPY_MAX_HEADER || start + hl > n) die_data(file, "array '%s': truncated .npy header", name);
+    char *hdr = held_hdr = xmalloc(hl + 1);
     memcpy(hdr, b + start, hl);
     hdr[hl] = 0;
     const char *d = dict_value(hdr, "'descr'"), *f = dict_value(hdr, "'fortran_order'");
     const char *sh = dict_value(hdr, "'shape'");
     if (!d || !f || !sh) die_data(file, "array '%s': .npy header lacks descr, fortran_order or shape", name);
     parse_descr(file, name, d, o);
-    o->fortran = strncmp(f, "True", 4) == 0;
+    o->fortran = parse_bool(file, name, f);
     parse_shape_tuple(file, name, sh, o);
     free(hdr);
+    held_hdr = NULL;
     return start + hl;
 }
 
+/* The element count of a parsed header, checked so that count x 8 bytes fits an int64. */
+static int64_t npy_numel(const char *file, const char *name, const npy_info *in) {
+    int64_t n = 1;
+    for (int i = 0; i < in->rank; i++) {
+        if (in->shape[i] && n > (INT64_MAX / 8) / in->shape[i]) die_data(file, "array '%s': too many elements", name);
+        n *= in->shape[i];
+    }
+    return n;
+}
+
+/* Called once every check has passed: a refusal never leaves an unreachable array behind. */
 static ai_array *array_from_npy(const char *file, const char *name, const npy_info *in) {
     ai_array *a = xcalloc(1, sizeof *a);
     a->file = xstrdup(file);
@@ -178,11 +216,6 @@ static ai_array *array_from_npy(const char *file, const char *name, const npy_in
     a->fortran = in->fortran;
     a->rank = in->rank;
     memcpy(a->shape, in->shape, sizeof a->shape);
-    int64_t n = 1;
-    for (int i = 0; i < a->rank; i++) {
-        if (a->shape[i] && n > (INT64_MAX / 8) / a->shape[i]) die_data(file, "array '%s': too many elements", name);
-        n *= a->shape[i];
-    }
     return a;
 }
 
@@ -234,18 +267,18 @@ static void add_npy(ai_set *s, ai_file_rec *r, const char *file, const char *pat
         if (r->map == MAP_FAILED) { r->map = NULL; die_data(file, "cannot map: %s", strerror(errno)); }
     }
     const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
-    char *name = xstrdup(base);
+    char name[4096];
+    snprintf(name, sizeof name, "%s", base);
     char *dot = strrchr(name, '.');
     if (dot && dot != name) *dot = 0;
     npy_info in;
     size_t off = parse_npy(file, name, r->map, r->size, &in);
+    int64_t n = npy_numel(file, name, &in);
+    if ((uint64_t)(r->size - off) < (uint64_t)n * (uint64_t)in.esize)
+        die_data(file, "array '%s': truncated: %zu data bytes for %lld elements", name, r->size - off, (long long)n);
     ai_array *a = array_from_npy(file, name, &in);
-    if ((uint64_t)(r->size - off) < (uint64_t)numel(a) * a->esize)
-        die_data(file, "array '%s': truncated: %zu data bytes for %lld elements", name, r->size - off,
-                 (long long)numel(a));
     a->kind = SRC_MEM;
     a->data = r->map + off;
-    free(name);
     push_array(s, a);
 }
 
@@ -263,32 +296,88 @@ static void zip_read_exact(ai_array *a, zip_file_t *zf, void *buf, uint64_t n) {
                  got < 0 ? zip_file_strerror(zf) : "short read");
 }
 
-static void add_npz_member(ai_set *s, const char *file, zip_t *za, zip_uint64_t idx, const char *name) {
+/* Deflate cannot expand data more than 1032-fold (zlib's technical details), so a member whose
+ * directory entry claims more is refused before its size is believed. */
+#define DEFLATE_MAX_RATIO 1032
+/* A Fortran-ordered member is read whole; the most it may hold (docs/IMPORT.md). */
+#define AI_MAX_WHOLE_BYTES ((uint64_t)1 << 31)
+
+/* The sizes the zip directory declares for member idx, checked against the archive's size and
+ * what its compression method can produce, before any of them sizes an allocation. */
+static uint64_t npz_member_size(const char *file, const char *name, zip_t *za, zip_uint64_t idx,
+                                uint64_t archive_bytes) {
+    zip_stat_t zs;
+    const zip_uint64_t need = ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE | ZIP_STAT_COMP_METHOD;
+    if (zip_stat_index(za, idx, 0, &zs) != 0 || (zs.valid & need) != need)
+        die_data(file, "array '%s': the zip directory gives no sizes for the member", name);
+    if (zs.comp_size > archive_bytes)
+        die_data(file, "array '%s': the zip directory claims %llu compressed bytes in a %llu-byte archive",
+                 name, (unsigned long long)zs.comp_size, (unsigned long long)archive_bytes);
+    if (zs.comp_method == ZIP_CM_STORE && zs.size != zs.comp_size)
+        die_data(file, "array '%s': a stored member of %llu bytes claims %llu uncompressed bytes", name,
+                 (unsigned long long)zs.comp_size, (unsigned long long)zs.size);
+    if (zs.comp_method == ZIP_CM_DEFLATE && zs.size / DEFLATE_MAX_RATIO > zs.comp_size)
+        die_data(file, "array '%s': the zip directory claims %llu uncompressed bytes from %llu deflated "
+                       "ones, more than deflate's %dx", name, (unsigned long long)zs.size,
+                 (unsigned long long)zs.comp_size, DEFLATE_MAX_RATIO);
+    if (zs.comp_method != ZIP_CM_STORE && zs.comp_method != ZIP_CM_DEFLATE)
+        die_data(file, "array '%s': zip compression method %d is not stored or deflate (numpy's savez "
+                       "and savez_compressed)", name, zs.comp_method);
+    return zs.size;
+}
+
+static void add_npz_member(ai_set *s, const char *file, zip_t *za, zip_uint64_t idx, const char *name,
+                           uint64_t archive_bytes) {
+    uint64_t member_bytes = npz_member_size(file, name, za, idx, archive_bytes);
     ai_array tmp = {.file = (char *)file, .name = (char *)name, .za = za, .zidx = idx};
-    zip_file_t *zf = zip_member_open(&tmp);
+    zip_file_t *zf = tmp.zf = zip_member_open(&tmp);
+    /* the prefix is 10 bytes (version 1) or 12: read what the version says, never more, so a
+     * header length of 0 or 1 cannot make the prefix longer than the header buffer */
     unsigned char head[12];
-    zip_read_exact(&tmp, zf, head, sizeof head);
-    size_t hl = head[6] == 1 ? 10 + (head[8] | (size_t)head[9] << 8)
-                             : 12 + (head[8] | (size_t)head[9] << 8 | (size_t)head[10] << 16);
-    if (hl > (1 << 20) + 12) die_data(file, "array '%s': malformed .npy header", name);
-    unsigned char *hdr = xmalloc(hl);
-    memcpy(hdr, head, sizeof head);
-    if (hl > sizeof head) zip_read_exact(&tmp, zf, hdr + sizeof head, hl - sizeof head);
+    zip_read_exact(&tmp, zf, head, 10);
+    if (head[6] == 2 || head[6] == 3) zip_read_exact(&tmp, zf, head + 10, 2);
+    size_t len, start = npy_prefix(file, name, head, head[6] == 1 ? 10 : 12, &len);
+    if (len > NPY_MAX_HEADER) die_data(file, "array '%s': malformed .npy header (length %zu)", name, len);
+    size_t hl = start + len;
+    unsigned char *hdr = tmp.raw = xmalloc(hl);   /* in tmp: reachable if a check below exits */
+    memcpy(hdr, head, start);
+    zip_read_exact(&tmp, zf, hdr + start, hl - start);
     npy_info in;
     parse_npy(file, name, hdr, hl, &in);
     free(hdr);
+    tmp.raw = NULL;
+    int64_t n = npy_numel(file, name, &in);
+    uint64_t data_bytes = (uint64_t)n * (uint64_t)in.esize;
+    if (member_bytes < hl + data_bytes)
+        die_data(file, "array '%s': truncated: %llu data bytes for %lld elements", name,
+                 (unsigned long long)(member_bytes < hl ? 0 : member_bytes - hl), (long long)n);
+    if (in.fortran && data_bytes > AI_MAX_WHOLE_BYTES)
+        die_data(file, "array '%s': Fortran-ordered, so read whole: %llu bytes, above the cap of %llu",
+                 name, (unsigned long long)data_bytes, (unsigned long long)AI_MAX_WHOLE_BYTES);
     ai_array *a = array_from_npy(file, name, &in);
     a->kind = SRC_ZIP;
     a->za = za;
     a->zidx = idx;
     a->zhdr = hl;
     a->zf = zf;
-    zip_stat_t zs;
-    if (zip_stat_index(za, idx, 0, &zs) == 0 && (zs.valid & ZIP_STAT_SIZE) &&
-        zs.size < hl + (uint64_t)numel(a) * a->esize)
-        die_data(file, "array '%s': truncated: %llu data bytes for %lld elements", name,
-                 (unsigned long long)(zs.size - hl), (long long)numel(a));
     push_array(s, a);
+}
+
+/* torch.save writes a zip of ARCHIVE/data.pkl and raw storages (or, before PyTorch 1.6, one
+ * pickle stream): pickles are not arrays, and unpickling runs code, so say how to save instead. */
+static _Noreturn void die_torch(const char *file) {
+    die_data(file, "a PyTorch torch.save file (pickle), not arrays; save attention with "
+                   "numpy.save(f, t.float().numpy()) or safetensors.torch.save_file({'attn': t}, f)");
+}
+
+static int zip_has_member_ending(zip_t *za, const char *tail) {
+    zip_int64_t n = zip_get_num_entries(za, 0);
+    for (zip_int64_t i = 0; i < n; i++) {
+        const char *nm = zip_get_name(za, (zip_uint64_t)i, 0);
+        size_t l = nm ? strlen(nm) : 0, t = strlen(tail);
+        if (l >= t && !strcmp(nm + l - t, tail) && (l == t || nm[l - t - 1] == '/')) return 1;
+    }
+    return 0;
 }
 
 static void add_npz(ai_set *s, ai_file_rec *r, const char *file, const char *path, const char *want) {
@@ -299,6 +388,8 @@ static void add_npz(ai_set *s, ai_file_rec *r, const char *file, const char *pat
         zip_error_init_with_code(&ze, err);
         die_data(file, "not a readable .npz (zip) archive: %s", zip_error_strerror(&ze));
     }
+    struct stat st;
+    if (stat(path, &st) != 0) die_data(file, "cannot open: %s", strerror(errno));
     zip_int64_t n = zip_get_num_entries(r->za, 0);
     char **names = xmalloc(sizeof *names * (size_t)(n > 0 ? n : 1));
     int k = 0;
@@ -310,6 +401,7 @@ static void add_npz(ai_set *s, ai_file_rec *r, const char *file, const char *pat
             names[k++][l - 4] = 0;
         }
     }
+    if (!k && zip_has_member_ending(r->za, "data.pkl")) die_torch(file);
     if (!k) die_data(file, "the archive holds no .npy arrays");
     qsort(names, (size_t)k, sizeof *names, natcmp_ptr);
     int found = 0;
@@ -317,7 +409,9 @@ static void add_npz(ai_set *s, ai_file_rec *r, const char *file, const char *pat
         if (want && strcmp(names[i], want)) continue;
         char member[4096];
         snprintf(member, sizeof member, "%s.npy", names[i]);
-        add_npz_member(s, file, r->za, (zip_uint64_t)zip_name_locate(r->za, member, 0), names[i]);
+        zip_int64_t idx = zip_name_locate(r->za, member, 0);
+        if (idx < 0) die_data(file, "array '%s': member name too long", names[i]);
+        add_npz_member(s, file, r->za, (zip_uint64_t)idx, names[i], (uint64_t)st.st_size);
         found = 1;
     }
     if (want && !found) die_data(file, "no array '%s' in the archive", want);
@@ -368,11 +462,88 @@ static void add_safetensors(ai_set *s, ai_file_rec *r, const char *file, const c
 }
 
 /* ---- HDF5 ---- */
+/* A filter's name for messages: the one the file records, else the registered name of the
+ * common ones h5py and hdf5plugin write (their ids from the HDF Group's registry). */
+static const char *filter_name(H5Z_filter_t id, const char *recorded) {
+    static const struct { H5Z_filter_t id; const char *name; } known[] = {
+        {H5Z_FILTER_DEFLATE, "deflate"}, {H5Z_FILTER_SZIP, "szip"}, {307, "bzip2"}, {32000, "lzf"},
+        {32001, "blosc"}, {32004, "lz4"}, {32008, "bitshuffle"}, {32015, "zstd"}, {32026, "blosc2"}};
+    if (recorded[0]) return recorded;
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (known[i].id == id) return known[i].name;
+    return "unregistered";
+}
+
+/* Every filter of the pipeline must be available here, else reading fails deep inside HDF5.
+ * Returns how many times its stored size the data can be: 1 without a compressing filter,
+ * deflate's 1032 with gzip, 0 (no bound) with szip, nbit or scale-offset. */
+static uint64_t check_h5_filters(const char *file, const char *dset, hid_t dcpl) {
+    int n = H5Pget_nfilters(dcpl);
+    uint64_t ratio = 1;
+    for (int i = 0; i < n; i++) {
+        unsigned flags, conf;
+        size_t ncd = 0;
+        char name[64] = "";
+        H5Z_filter_t id = H5Pget_filter2(dcpl, (unsigned)i, &flags, &ncd, NULL, sizeof name, name, &conf);
+        if (id < 0 || H5Zfilter_avail(id) <= 0)
+            die_data(file, "array '%s': unsupported filter %s (HDF5 filter id %d); rewrite the dataset "
+                           "with gzip or no compression (h5repack -f NONE)", dset, filter_name(id, name), (int)id);
+        if (id == H5Z_FILTER_DEFLATE && ratio) ratio = DEFLATE_MAX_RATIO;
+        else if (id != H5Z_FILTER_SHUFFLE && id != H5Z_FILTER_FLETCHER32) ratio = 0;
+    }
+    return ratio;
+}
+
+/* The bytes the dataset declares must be stored in the file before any block is read: a few-kB
+ * file can declare terabytes of fill value (unwritten chunks, unallocated contiguous storage) or
+ * point at external files such as /dev/zero. Refuse all of those up front (docs/IMPORT.md). */
+static void check_h5_storage(const char *file, const ai_array *a, hid_t fid) {
+    hid_t dcpl = H5Dget_create_plist(a->dset);
+    H5D_layout_t layout = H5Pget_layout(dcpl);
+    int nexternal = H5Pget_external_count(dcpl);
+    if (nexternal != 0 || layout == H5D_VIRTUAL)
+        die_data(file, "array '%s': its data are outside the file (%s); import reads only data stored in "
+                       "the file (h5repack copies them in)", a->name,
+                 layout == H5D_VIRTUAL ? "a virtual dataset" : "external storage");
+    uint64_t max_ratio = check_h5_filters(file, a->name, dcpl);
+    hsize_t chunk[AI_MAX_RANK];
+    int crank = layout == H5D_CHUNKED ? H5Pget_chunk(dcpl, AI_MAX_RANK, chunk) : 0;
+    H5Pclose(dcpl);
+    hsize_t fsize = 0, stored = H5Dget_storage_size(a->dset);
+    H5Fget_filesize(fid, &fsize);
+    uint64_t declared = (uint64_t)numel(a) * (uint64_t)a->esize;
+    if (stored > fsize)
+        die_data(file, "array '%s': %llu bytes stored in a %llu-byte file (truncated or corrupt)", a->name,
+                 (unsigned long long)stored, (unsigned long long)fsize);
+    if (layout == H5D_CHUNKED) {
+        if (crank != a->rank) die_data(file, "array '%s': chunk rank %d, dataset rank %d", a->name, crank, a->rank);
+        double want = 1;   /* chunks covering the dataset; a double cannot overflow here */
+        for (int i = 0; i < a->rank; i++) want *= chunk[i] ? (double)((a->shape[i] + chunk[i] - 1) / chunk[i]) : 0;
+        hsize_t have = 0;
+        hid_t fs = H5Dget_space(a->dset);
+        herr_t e = H5Dget_num_chunks(a->dset, fs, &have);
+        H5Sclose(fs);
+        if (e < 0 || (double)have < want)
+            die_data(file, "array '%s': %llu of %.0f chunks are stored, the rest is fill value never "
+                           "written (%llu bytes declared, %llu stored)", a->name, (unsigned long long)have, want,
+                     (unsigned long long)declared, (unsigned long long)stored);
+        if (max_ratio && stored < declared / max_ratio)
+            die_data(file, "array '%s': %llu bytes declared from %llu stored, more than its filters can "
+                           "expand (%llux)", a->name, (unsigned long long)declared, (unsigned long long)stored,
+                     (unsigned long long)max_ratio);
+    } else if (stored < declared) {
+        die_data(file, "array '%s': %llu of the %llu bytes declared are stored, the rest is fill value "
+                       "never written", a->name, (unsigned long long)stored, (unsigned long long)declared);
+    }
+}
+
 static void add_h5(ai_set *s, ai_file_rec *r, const char *file, const char *path, const char *dset) {
     if (!dset) die_data(file, "an HDF5 input names its dataset: FILE:/PATH");
     if (r->h5 < 0) r->h5 = h5io_open(path, NULL);
     if (!h5io_exists(r->h5, dset)) die_data(file, "no dataset '%s'", dset);
-    ai_array *a = xcalloc(1, sizeof *a);
+    /* held at file scope until pushed, so that a refusal below leaves it reachable */
+    static ai_array *held;
+    ai_array *a = held = xcalloc(1, sizeof *a);
     a->file = xstrdup(file);
     a->name = xstrdup(dset);
     a->kind = SRC_H5;
@@ -394,8 +565,12 @@ static void add_h5(ai_set *s, ai_file_rec *r, const char *file, const char *path
     H5Sget_simple_extent_dims(sp, d, NULL);
     H5Sclose(sp);
     a->rank = rank;
-    for (int i = 0; i < rank; i++) a->shape[i] = (int64_t)d[i];
+    double n = 1;
+    for (int i = 0; i < rank; i++) a->shape[i] = (int64_t)d[i], n *= (double)d[i];
+    if (n * (double)sz > (double)(INT64_MAX / 8)) die_data(file, "array '%s': too many elements", dset);
+    check_h5_storage(file, a, r->h5);
     push_array(s, a);
+    held = NULL;
 }
 
 /* FILE, FILE:NAME or FILE:/PATH; a name that exists as a file is taken whole. */
@@ -438,6 +613,9 @@ void ai_add(ai_set *s, const char *spec) {
         add_h5(s, r, file, path, name);
     } else if (got == 8 && (magic[7] | magic[6] | magic[5]) == 0) {
         add_safetensors(s, r, file, path, name);
+    } else if (magic[0] == 0x80 && magic[1] >= 2 && magic[1] <= 5) {
+        /* pickle protocol 2..5; after safetensors, whose header length may begin 80 02 */
+        die_torch(file);
     } else {
         die_data(file, "not a .npy, .npz, safetensors or HDF5 file");
     }

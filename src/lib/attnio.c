@@ -68,17 +68,51 @@ static void check_shapes(attn_reader *r) {
             die_data(r->path, "dataset 'attention' shape [%llu,%llu,%llu,%llu,%llu] disagrees with attributes [%d,%d,%d,%d,%d]",
                      (unsigned long long)d[0], (unsigned long long)d[1], (unsigned long long)d[2],
                      (unsigned long long)d[3], (unsigned long long)d[4], m->S, m->L, m->H, m->T, m->T);
-    if (h5io_exists(r->f, "valid")) {
-        hsize_t w[2] = {m->S, m->T};
-        int *v = h5io_read_i32(r->f, r->path, "valid", 2, w, NULL);
-        r->valid = xmalloc((size_t)m->S * m->T);
-        for (size_t i = 0; i < (size_t)m->S * m->T; i++) r->valid[i] = v[i] != 0;
-        free(v);
-        /* a sequence without a valid token has no rows, and its head statistics would be 0/0 */
-        for (int s = 0; s < m->S; s++)
-            if (!memchr(r->valid + (size_t)s * m->T, 1, (size_t)m->T))
-                die_data(r->path, "dataset 'valid': sequence %d has no valid token", s);
+    long long block = (long long)m->H * m->T * m->T;
+    if (block > ATTN_MAX_BLOCK_ENTRIES)
+        die_data(r->path, "one (sequence, layer) block is H*T*T = %d*%d*%d = %lld floats (%.1f GiB), above the "
+                 "cap of 2^28 floats (1 GiB)", m->H, m->T, m->T, block, (double)block * 4 / (1 << 30));
+}
+
+static void check_storage(attn_reader *r) {
+    const attn_meta *m = &r->m;
+    char why[160];
+    unsigned long long n = (unsigned long long)m->S * m->L * m->H * m->T * m->T;
+    if (h5io_storage_problem(r->dset, n, why, sizeof why)) die_data(r->path, "dataset 'attention' %s", why);
+}
+
+/* valid: 0 or 1; every sequence has a valid token (else its head statistics would be 0/0); a
+ * causal file pads on the right only (a causal row t has keys 0..t: left padding would put
+ * padding keys inside rows). */
+static void read_valid(attn_reader *r) {
+    const attn_meta *m = &r->m;
+    hsize_t w[2] = {m->S, m->T};
+    int *v = h5io_read_i32(r->f, r->path, "valid", 2, w, NULL);
+    r->valid = xmalloc((size_t)m->S * m->T);
+    for (int s = 0; s < m->S; s++) {
+        const int *vs = v + (size_t)s * m->T;
+        for (int t = 0; t < m->T; t++) {
+            if (vs[t] != 0 && vs[t] != 1)
+                die_data(r->path, "dataset 'valid': value %d at (sequence %d, token %d), want 0 or 1", vs[t], s, t);
+            if (m->causal && t > 0 && vs[t] && !vs[t - 1])
+                die_data(r->path, "dataset 'valid': sequence %d of a causal file has padding before token %d "
+                         "(only right padding is allowed)", s, t);
+            r->valid[(size_t)s * m->T + t] = (uint8_t)vs[t];
+        }
+        if (!memchr(r->valid + (size_t)s * m->T, 1, (size_t)m->T))
+            die_data(r->path, "dataset 'valid': sequence %d has no valid token", s);
     }
+    free(v);
+}
+
+/* layer_index [L] / head_index [H]: the original numbers of a subset, never negative. */
+static void check_index(attn_reader *r, const char *name, int n) {
+    if (!h5io_exists(r->f, name)) return;
+    hsize_t w[1] = {(hsize_t)n};
+    int *x = h5io_read_i32(r->f, r->path, name, 1, w, NULL);
+    for (int i = 0; i < n; i++)
+        if (x[i] < 0) die_data(r->path, "dataset '%s': entry %d is %d, want a non-negative index", name, i, x[i]);
+    free(x);
 }
 
 attn_reader *attn_open(const char *path) {
@@ -87,6 +121,9 @@ attn_reader *attn_open(const char *path) {
     r->f = h5io_open(path, r->sha);
     read_meta(r);
     check_shapes(r);
+    if (h5io_exists(r->f, "valid")) read_valid(r);
+    check_index(r, "layer_index", r->m.L);
+    check_index(r, "head_index", r->m.H);
     r->prov = h5io_get_attr_str(r->f, "/", "provenance");
     if (!r->prov) r->prov = xstrdup("{}");
     r->dset = H5Dopen2(r->f, "attention", H5P_DEFAULT);
@@ -95,6 +132,7 @@ attn_reader *attn_open(const char *path) {
     int is_float = H5Tget_class(t) == H5T_FLOAT;
     H5Tclose(t);
     if (!is_float) die_data(path, "dataset 'attention' is not floating point");
+    check_storage(r);
     return r;
 }
 
@@ -146,6 +184,7 @@ static const char *check_row(const float *row, const attn_meta *m, const uint8_t
 /* One (s, l) block of H×T×T floats through a hyperslab: the unit of every attention read and
  * write (one chunk, so one decompression or compression per call). */
 static herr_t block_io(hid_t dset, const attn_meta *m, int s, int l, float *buf, int write) {
+    h5io_quiet();   /* readers call this from OpenMP threads (decompose reads ahead in omp single) */
     hsize_t start[5] = {s, l, 0, 0, 0}, count[5] = {1, 1, m->H, m->T, m->T};
     hid_t fs = H5Dget_space(dset);
     H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL);

@@ -19,6 +19,13 @@ typedef struct {
 } attn_meta;
 
 typedef struct attn_reader attn_reader;
+/* The largest (sequence, layer) block a reader accepts, in entries H·T·T: 2^28 floats (1 GiB),
+ * the cap `import` applies too. attn_open refuses a larger block, and a file whose attention
+ * dataset holds fewer bytes than its shape needs, before any block is allocated. */
+#define ATTN_MAX_BLOCK_ENTRIES (1LL << 28)
+/* Opens and validates everything but the blocks: attributes, the shapes, the storage behind
+ * 'attention', 'valid' (0/1, no sequence without a valid token, right padding only in causal
+ * files), 'layer_index' [L] and 'head_index' [H] (non-negative). */
 attn_reader *attn_open(const char *path);
 const attn_meta *attn_meta_get(const attn_reader *r);
 const char *attn_provenance(const attn_reader *r);  /* JSON string of the file's provenance */

@@ -534,6 +534,22 @@ void prov_opt_dbl_list(prov *p, const char *k, const double *v, int n) {
     sb_free(&sb);
 }
 
+prov *prov_parse(const char *js) {
+    json_t *j = js ? json_loads(js, 0, NULL) : NULL;
+    json_t *prog = json_object_get(j, "program"), *in = json_object_get(j, "inputs");
+    json_t *opt = json_object_get(j, "options"), *up = json_object_get(j, "upstream");
+    prov *p = NULL;
+    if (json_is_string(prog) && !strcmp(json_string_value(prog), g_prog) && json_is_array(in) &&
+        json_is_object(opt) && json_is_array(up)) {
+        p = xmalloc(sizeof *p);
+        p->inputs = json_incref(in);
+        p->options = json_incref(opt);
+        p->upstream = json_incref(up);
+    }
+    json_decref(j);
+    return p;
+}
+
 void prov_upstream(prov *p, const char *js) {
     json_t *j = js ? json_loads(js, 0, NULL) : NULL;
     json_array_append_new(p->upstream, j ? j : json_string(js ? js : ""));

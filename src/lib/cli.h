@@ -97,6 +97,9 @@ void prov_opt_dbl(prov *p, const char *key, double val);
 void prov_opt_int_list(prov *p, const char *key, const int *val, int n);
 void prov_opt_dbl_list(prov *p, const char *key, const double *val, int n);
 void prov_upstream(prov *p, const char *json);   /* provenance string of an input file */
+/* A provenance string written by this program read back, so that options can be replaced: how a
+ * merge of shards records what one run over their union records. NULL when json is not one. */
+prov *prov_parse(const char *json);
 char *prov_json(const prov *p);                  /* malloc'd, compact, deterministic key order */
 void prov_free(prov *p);
 

@@ -8,11 +8,14 @@
 #include <H5LTpublic.h>
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* HDF5's error-printing setting is per thread in thread-safe builds: every function that may
+ * call HDF5 from an OpenMP thread calls this first. */
 void h5io_quiet(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
 
 static const unsigned char HDF5_SIG[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
@@ -80,7 +83,7 @@ hid_t h5io_open(const char *path, char sha[65]) {
 
 /* Which created file belongs to which output path (stdout images have no file name). */
 #define MAX_CREATED 32
-static struct { hid_t f; char *image, *file, *shown; } g_created[MAX_CREATED];
+static struct { hid_t f; char *image, *file, *shown; int netcdf; } g_created[MAX_CREATED];
 
 /* The output an object being written belongs to, for error lines: its path, or (stdout). Not
  * "-", which names stdin. */
@@ -92,10 +95,26 @@ static const char *out_name(hid_t obj) {
     return "(output)";
 }
 
-static hid_t file_create_plist(void) {
+/* netCDF-4 wants the creation order of links and attributes tracked and indexed in every group
+ * (and of attributes on every dataset), so that netCDF-C lists them in the order written. */
+static void track_order(hid_t plist, int links) {
+    unsigned flags = H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED;
+    if (links) H5Pset_link_creation_order(plist, flags);
+    H5Pset_attr_creation_order(plist, flags);
+}
+
+static hid_t file_create_plist(int netcdf) {
     hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
     H5Pset_obj_track_times(fcpl, 0);
+    if (netcdf) track_order(fcpl, 1);
     return fcpl;
+}
+
+/* Whether f was made by h5io_create_netcdf (f is the file id every writer passes). */
+static int is_netcdf(hid_t f) {
+    for (int i = 0; i < MAX_CREATED; i++)
+        if (g_created[i].f == f) return g_created[i].netcdf;
+    return 0;
 }
 
 /* Stdout outputs go through a private temporary file: HDF5 1.10's in-memory file images of
@@ -112,12 +131,12 @@ static char *stdout_tmp_name(void) {
     return name;
 }
 
-hid_t h5io_create(const char *path) {
+static hid_t create_file(const char *path, int netcdf) {
     h5io_quiet();
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     /* v18 object headers allow attributes over 64 KiB (long provenance chains) */
     H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_V110);
-    hid_t fcpl = file_create_plist();
+    hid_t fcpl = file_create_plist(netcdf);
     const char *tmp = cli_out_begin(path);
     char *image = tmp ? NULL : stdout_tmp_name();
     hid_t f = H5Fcreate(tmp ? tmp : image, H5F_ACC_TRUNC, fcpl, fapl);
@@ -126,10 +145,18 @@ hid_t h5io_create(const char *path) {
     if (f < 0) die_data(path, "cannot create HDF5 output");
     for (int i = 0; i < MAX_CREATED; i++)
         if (g_created[i].f == 0) {
-            g_created[i].f = f, g_created[i].image = image;
+            g_created[i].f = f, g_created[i].image = image, g_created[i].netcdf = netcdf;
             g_created[i].file = xstrdup(tmp ? tmp : image), g_created[i].shown = xstrdup(tmp ? path : "(stdout)");
             break;
         }
+    return f;
+}
+
+hid_t h5io_create(const char *path) { return create_file(path, 0); }
+
+hid_t h5io_create_netcdf(const char *path) {
+    hid_t f = create_file(path, 1);
+    h5io_attr_str(f, "/", "Conventions", "CF-1.8");
     return f;
 }
 
@@ -140,6 +167,7 @@ void h5io_finish(hid_t f, const char *path) {
             image = g_created[i].image;
             free(g_created[i].file), free(g_created[i].shown);
             g_created[i].f = 0, g_created[i].image = g_created[i].file = g_created[i].shown = NULL;
+            g_created[i].netcdf = 0;
             break;
         }
     if (H5Fclose(f) < 0) die_data(path, "cannot close HDF5 output");
@@ -180,6 +208,39 @@ int h5io_dims(hid_t f, const char *file, const char *name, hsize_t *dims, int ma
     return rank;
 }
 
+/* Deflate expands at most 1032:1 (RFC 1951: 258 bytes from a 2-bit code at best); shuffle and
+ * Fletcher-32 do not shrink data. */
+#define DEFLATE_MAX_RATIO 1032ULL
+
+/* 1 when every filter of dcpl is deflate, shuffle or fletcher32 (a bound on expansion is known). */
+static int deflate_only(hid_t dcpl) {
+    int n = H5Pget_nfilters(dcpl);
+    for (int i = 0; i < n; i++) {
+        unsigned flags, conf;
+        size_t ne = 0;
+        H5Z_filter_t id = H5Pget_filter2(dcpl, (unsigned)i, &flags, &ne, NULL, 0, NULL, &conf);
+        if (id != H5Z_FILTER_DEFLATE && id != H5Z_FILTER_SHUFFLE && id != H5Z_FILTER_FLETCHER32) return 0;
+    }
+    return 1;
+}
+
+const char *h5io_storage_problem(hid_t d, unsigned long long n, char *why, size_t cap) {
+    hid_t type = H5Dget_type(d);
+    unsigned long long raw = n * (unsigned long long)H5Tget_size(type);   /* as stored, not as read */
+    H5Tclose(type);
+    hid_t dcpl = H5Dget_create_plist(d);
+    int external = H5Pget_external_count(dcpl) > 0, nfilters = H5Pget_nfilters(dcpl), bounded = deflate_only(dcpl);
+    H5Pclose(dcpl);
+    unsigned long long held = H5Dget_storage_size(d);
+    if (external) snprintf(why, cap, "uses external storage (not supported)");
+    else if (raw == 0) return NULL;
+    else if (held == 0) snprintf(why, cap, "holds no data (%llu bytes declared, none written)", raw);
+    else if ((nfilters == 0 && held < raw) || (bounded && held < raw / DEFLATE_MAX_RATIO))
+        snprintf(why, cap, "declares %llu bytes but the file holds only %llu bytes of it", raw, held);
+    else return NULL;
+    return why;
+}
+
 static void *read_typed(hid_t f, const char *file, const char *name, int rank, const hsize_t *want,
                         hsize_t *dims, hid_t memtype, size_t elsize) {
     hsize_t got[16];
@@ -190,11 +251,16 @@ static void *read_typed(hid_t f, const char *file, const char *name, int rank, c
         if (want && want[i] && got[i] != want[i])
             die_data(file, "dataset '%s' dimension %d is %llu, expected %llu", name, i,
                      (unsigned long long)got[i], (unsigned long long)want[i]);
+        if (got[i] && n > (SIZE_MAX / elsize) / got[i])
+            die_data(file, "dataset '%s' is too large to read (dimension %d is %llu)", name, i, (unsigned long long)got[i]);
         n *= got[i];
         if (dims) dims[i] = got[i];
     }
-    void *buf = xmalloc(n * elsize);
     hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
+    char why[160];
+    if (h5io_storage_problem(d, (unsigned long long)n, why, sizeof why))
+        die_data(file, "dataset '%s' %s", name, why);
+    void *buf = xmalloc(n * elsize);
     if (H5Dread(d, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0)
         die_data(file, "cannot read dataset '%s' (truncated or wrong type)", name);
     H5Dclose(d);
@@ -222,6 +288,7 @@ static void ensure_groups(hid_t f, const char *name) {
         if (H5Lexists(f, buf, H5P_DEFAULT) <= 0) {
             hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
             H5Pset_obj_track_times(gcpl, 0);
+            if (is_netcdf(f)) track_order(gcpl, 1);
             hid_t g = H5Gcreate2(f, buf, H5P_DEFAULT, gcpl, H5P_DEFAULT);
             if (g < 0) die_data(out_name(f), "cannot create group '%s'", buf);
             H5Gclose(g);
@@ -229,6 +296,30 @@ static void ensure_groups(hid_t f, const char *name) {
         }
         *p = '/';
     }
+}
+
+/* netCDF-4 files: a fill value of the dataset's own type, NaN for floats (the `_FillValue`
+ * attribute too) and netCDF's default NC_FILL_INT for integers. Integers get no `_FillValue`
+ * attribute: every int32 is a valid value there (fixed-point limbs, counts, indices), and xarray
+ * would turn any integer variable with one into float64. */
+static void netcdf_fill(hid_t dcpl, hid_t filetype) {
+    if (H5Tget_class(filetype) == H5T_FLOAT) {
+        double nan = NAN;
+        H5Pset_fill_value(dcpl, H5T_NATIVE_DOUBLE, &nan);
+    } else {
+        int fill = -2147483647;
+        H5Pset_fill_value(dcpl, H5T_NATIVE_INT, &fill);
+    }
+}
+
+static void netcdf_fill_attr(hid_t d, hid_t filetype) {
+    if (H5Tget_class(filetype) != H5T_FLOAT) return;
+    double nan = NAN;
+    hid_t sp = H5Screate(H5S_SCALAR);
+    hid_t a = H5Acreate2(d, "_FillValue", filetype, sp, H5P_DEFAULT, H5P_DEFAULT);
+    if (a < 0 || H5Awrite(a, H5T_NATIVE_DOUBLE, &nan) < 0) die_data(out_name(d), "cannot write attribute '_FillValue'");
+    H5Aclose(a);
+    H5Sclose(sp);
 }
 
 /* Create intermediate groups, then a contiguous (small) or chunked+deflated (large) dataset. */
@@ -239,10 +330,13 @@ static void write_typed(hid_t f, const char *name, int rank, const hsize_t *dims
     H5Pset_create_intermediate_group(lcpl, 1);
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
     H5Pset_obj_track_times(dcpl, 0);
+    int netcdf = is_netcdf(f);
+    if (netcdf) track_order(dcpl, 0), netcdf_fill(dcpl, filetype);
     hid_t sp = H5Screate_simple(rank, dims, NULL);
     hid_t d = H5Dcreate2(f, name, filetype, sp, lcpl, dcpl, H5P_DEFAULT);
     if (d < 0 || H5Dwrite(d, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
         die_data(out_name(f), "cannot write dataset '%s'", name);
+    if (netcdf) netcdf_fill_attr(d, filetype);
     H5Dclose(d);
     H5Sclose(sp);
     H5Pclose(dcpl);
@@ -463,4 +557,9 @@ void h5io_label_attention(hid_t f) {
     if (h5io_exists(f, "valid")) h5io_label_dims(f, "valid", "/", 2, pos);
     if (h5io_exists(f, "layer_index")) h5io_label_dims(f, "layer_index", "/", 1, axes + 1);
     if (h5io_exists(f, "head_index")) h5io_label_dims(f, "head_index", "/", 1, axes + 2);
+}
+
+void h5io_describe(hid_t f, const char *dset, const char *long_name, const char *units) {
+    h5io_attr_str(f, dset, "long_name", long_name);
+    h5io_attr_str(f, dset, "units", units);
 }

@@ -11,10 +11,20 @@ void h5io_quiet(void);                         /* silence HDF5's own error stack
 hid_t h5io_open(const char *path, char sha256_hex[65]);
 /* Create for writing: a temporary file beside path, or an in-memory image for "-". */
 hid_t h5io_create(const char *path);
+/* The same for a netCDF-4 file that xarray, h5netcdf and netCDF-C read as such: creation order
+ * of links and attributes tracked and indexed, every dataset with a fill value of its own type
+ * (`_FillValue` = NaN on float datasets), root attribute Conventions = "CF-1.8". Name every axis
+ * with h5io_label_dims and describe every dataset with h5io_describe. */
+hid_t h5io_create_netcdf(const char *path);
 /* Flush and close; rename into place, or write the image to stdout. */
 void h5io_finish(hid_t f, const char *path);
 
 int h5io_exists(hid_t f, const char *name);
+/* NULL when dataset d, of n elements, is backed by data the file holds, else a reason written
+ * into why: external storage, no data written (every element the fill value), or fewer stored
+ * bytes than deflate (at most 1032:1) could expand to n elements of the dataset's own type.
+ * Called before anything is allocated for the data. */
+const char *h5io_storage_problem(hid_t d, unsigned long long n, char *why, size_t cap);
 /* Rank and dims of a dataset; missing dataset is fatal (names file and dataset). */
 int h5io_dims(hid_t f, const char *file, const char *name, hsize_t *dims, int maxrank);
 /* Whole dataset as double / int32 / float with the given expected rank; checks shape when
@@ -40,6 +50,8 @@ void h5io_write_slab_f64(hid_t dset, int rank, const hsize_t *start, const hsize
  * when missing) attached to each axis, and the names as dimension labels, so h5py and
  * xarray/h5netcdf read labelled arrays. Call after the dataset is complete. */
 void h5io_label_dims(hid_t f, const char *dset, const char *scope, int rank, const char *const *names);
+/* CF attributes of a dataset: long_name (what it holds) and units ("1" when dimensionless). */
+void h5io_describe(hid_t f, const char *dset, const char *long_name, const char *units);
 /* The attention dataset's axes: sequence, layer, head, query, key; tokens and valid (sequence,
  * query) and layer_index/head_index when present. Call after they are written, before
  * attn_finish. */

@@ -3,6 +3,7 @@
 #include <stdio.h>   /* before jpeglib.h, which uses FILE */
 #include <ctype.h>
 #include <dirent.h>
+#include <errno.h>
 #include <jansson.h>
 #include <jpeglib.h>
 #include <libgen.h>
@@ -13,7 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
+#include <utf8proc.h>
 
 #include "cli.h"
 #include "image.h"
@@ -145,6 +149,14 @@ static void png_rows_to_rgb(uint8_t *rgb, const uint8_t *rows, int w, int h, int
     }
 }
 
+/* Whether a file of len bytes can hold the image data of w x h pixels of ch channels of depth
+ * bits: the pixel bytes come out of deflate, which expands at most 1032:1, so a 100-byte file
+ * claiming 13000 x 13000 pixels is refused before the rows (676 MB) are allocated. */
+static int png_data_fits(int ch, int depth, png_uint_32 w, png_uint_32 h, size_t len) {
+    double row = ((double)w * ch * depth + 7) / 8, need = row * h;
+    return need <= (double)len * 1032;
+}
+
 static int decode_png(const char *name, const unsigned char *buf, size_t len, image_rgb *out, char *err,
                       size_t errlen) {
     png_src s = {.buf = buf, .len = len};
@@ -168,6 +180,11 @@ static int decode_png(const char *name, const unsigned char *buf, size_t len, im
     png_uint_32 w = png_get_image_width(png, info), h = png_get_image_height(png, info);
     int type = png_get_color_type(png, info), depth = png_get_bit_depth(png, info);
     if (!size_ok(w, h)) png_error(png, "image size out of range");
+    if (!png_data_fits(png_get_channels(png, info), depth, w, h, len)) {
+        snprintf(s.msg, sizeof s.msg, "%ux%u pixels need more compressed data than the file's %zu bytes can hold "
+                 "(deflate expands at most 1032:1)", (unsigned)w, (unsigned)h, len);
+        longjmp(s.jb, 1);
+    }
     int grey16 = type == PNG_COLOR_TYPE_GRAY && depth == 16;
     if (type == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
     if (type == PNG_COLOR_TYPE_GRAY && depth < 8) png_set_expand_gray_1_2_4_to_8(png);
@@ -222,6 +239,17 @@ static uint8_t cmyk_channel(uint8_t stored_c, uint8_t stored_k) {
     return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
 }
 
+/* Huffman-coded JPEG spends at least one bit on every MCU (each block's DC code is at least one
+ * bit long, in the first DC scan of a progressive file too), so a file shorter than MCUs / 8
+ * bytes cannot hold its image: refused before libjpeg allocates the image (or, progressive, its
+ * whole coefficient buffer). Arithmetic coding has no such bound and is not checked. */
+static int jpeg_data_fits(const struct jpeg_decompress_struct *ci, size_t len) {
+    if (ci->arith_code || ci->max_h_samp_factor < 1 || ci->max_v_samp_factor < 1) return 1;
+    double mw = 8.0 * ci->max_h_samp_factor, mh = 8.0 * ci->max_v_samp_factor;
+    double mcus = ceil(ci->image_width / mw) * ceil(ci->image_height / mh);
+    return mcus <= (double)len * 8;
+}
+
 static int decode_jpeg(const char *name, const unsigned char *buf, size_t len, image_rgb *out, char *err,
                        size_t errlen) {
     struct jpeg_decompress_struct ci;
@@ -239,6 +267,11 @@ static int decode_jpeg(const char *name, const unsigned char *buf, size_t len, i
     jpeg_mem_src(&ci, buf, (unsigned long)len);
     jpeg_save_markers(&ci, JPEG_APP0 + 1, 0xffff);
     jpeg_read_header(&ci, TRUE);
+    if (!jpeg_data_fits(&ci, len)) {
+        snprintf(je.msg, sizeof je.msg, "%ux%u pixels need more entropy-coded data than the file's %zu bytes can hold",
+                 (unsigned)ci.image_width, (unsigned)ci.image_height, len);
+        longjmp(je.jb, 1);
+    }
     int o = 1;   /* the first APP1 "Exif" segment, as Pillow keeps */
     for (jpeg_saved_marker_ptr mk = ci.marker_list; mk; mk = mk->next)
         if (mk->marker == JPEG_APP0 + 1 && mk->data_length >= 6 && !memcmp(mk->data, "Exif\0\0", 6)) {
@@ -545,6 +578,19 @@ static int list_dir(const char *dir, char ***paths, int *n, char *err, size_t er
     return rc;
 }
 
+/* A listed line must be a printable UTF-8 path: a binary file read as a list would otherwise
+ * put raw bytes (terminal escapes included) into every message that names the path. Returns
+ * the offset of the first bad byte, or -1. */
+static long bad_path_byte(const char *s, size_t n) {
+    for (size_t i = 0; i < n;) {
+        utf8proc_int32_t cp;
+        utf8proc_ssize_t k = utf8proc_iterate((const utf8proc_uint8_t *)s + i, (utf8proc_ssize_t)(n - i), &cp);
+        if (k <= 0 || cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0)) return (long)i;
+        i += (size_t)k;
+    }
+    return -1;
+}
+
 static int list_file(const char *path, char ***paths, int *n, char *err, size_t errlen) {
     size_t len;
     if (has_ext(path, IMAGE_EXTS) || has_ext(path, OTHER_EXTS)) {   /* one image; decoding judges it */
@@ -563,26 +609,49 @@ static int list_file(const char *path, char ***paths, int *n, char *err, size_t 
     }
     char *copy = xstrdup(path);
     const char *dir = dirname(copy);
-    char *save = NULL;
-    for (char *line = strtok_r((char *)buf, "\r\n", &save); line; line = strtok_r(NULL, "\r\n", &save)) {
-        while (isspace((unsigned char)*line)) line++;
-        size_t l = strlen(line);
+    int ln = 0, rc = 0;
+    for (char *line = (char *)buf, *next; !rc && line < (char *)buf + len; line = next) {
+        char *nl = memchr(line, '\n', (size_t)((char *)buf + len - line));
+        next = nl ? nl + 1 : (char *)buf + len;
+        ln++;
+        size_t l = nl ? (size_t)(nl - line) : (size_t)((char *)buf + len - line);
+        line[l] = 0;   /* buf has one spare byte (cli_slurp NUL-terminates) */
         while (l && isspace((unsigned char)line[l - 1])) line[--l] = 0;
+        while (isspace((unsigned char)*line)) line++, l--;
         if (!l || *line == '#') continue;
-        push(paths, n, line[0] == '/' ? xstrdup(line) : join(dir, line));
+        long bad = bad_path_byte(line, l);
+        if (bad >= 0)
+            rc = cli_fail_msg(err, errlen, path, "line %d: byte 0x%02X at column %ld is not part of a printable UTF-8 "
+                              "path (a binary file, not a list of image paths?)", ln, (unsigned char)line[bad], bad + 1);
+        else push(paths, n, line[0] == '/' ? xstrdup(line) : join(dir, line));
     }
     free(copy);
     free(buf);
+    if (rc) return rc;
     if (!*n) return cli_fail_msg(err, errlen, path, "no image paths in this list");
+    return 0;
+}
+
+/* Every image must be a regular file: a FIFO or device named x.png would block the reader (or
+ * never end). Opened without blocking, so that a FIFO with no writer is reported, not waited on. */
+static int check_regular(const char *path, char *err, size_t errlen) {
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return cli_fail_msg(err, errlen, path, "cannot open image: %s", strerror(errno));
+    struct stat sb;
+    int regular = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode);
+    close(fd);
+    if (!regular) return cli_fail_msg(err, errlen, path, "not a regular file (a FIFO, device or folder), not an image");
     return 0;
 }
 
 int image_list(const char *arg, char ***paths, int *n, char *err, size_t errlen) {
     *paths = NULL, *n = 0;
     struct stat sb;
-    if (cli_is_stdio(arg)) return list_file(arg, paths, n, err, errlen);   /* a list on stdin, paths from . */
-    if (stat(arg, &sb) != 0) return cli_fail_msg(err, errlen, arg, "no such file or folder");
-    int rc = S_ISDIR(sb.st_mode) ? list_dir(arg, paths, n, err, errlen) : list_file(arg, paths, n, err, errlen);
+    int rc;
+    if (cli_is_stdio(arg)) rc = list_file(arg, paths, n, err, errlen);   /* a list on stdin, paths from . */
+    else if (stat(arg, &sb) != 0) return cli_fail_msg(err, errlen, arg, "no such file or folder");
+    else rc = S_ISDIR(sb.st_mode) ? list_dir(arg, paths, n, err, errlen) : list_file(arg, paths, n, err, errlen);
+    for (int i = 0; !rc && i < *n; i++) rc = check_regular((*paths)[i], err, errlen);
     if (rc) {
         image_list_free(*paths, *n);
         *paths = NULL, *n = 0;

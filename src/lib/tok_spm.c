@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <utf8proc.h>
 
 /* SentencePiece token types (GGUF tokenizer.ggml.token_type). */
 enum { SPM_NORMAL = 1, SPM_UNKNOWN = 2, SPM_CONTROL = 3, SPM_USER = 4, SPM_UNUSED = 5, SPM_BYTE = 6 };
@@ -232,9 +233,29 @@ static int split_chars(const spm *s, const char *text, size_t len, int *id)
     return n;
 }
 
+/* 1 when text is valid UTF-8 (utf8proc's definition: no overlongs, surrogates or code points
+ * above U+10FFFF), as every other tokenizer requires. */
+static int valid_utf8(const char *text, size_t len)
+{
+    for (size_t i = 0; i < len;) {
+        utf8proc_int32_t c;
+        utf8proc_ssize_t n = utf8proc_iterate((const utf8proc_uint8_t *)text + i, (utf8proc_ssize_t)(len - i), &c);
+        if (n <= 0)
+            return 0;
+        i += (size_t)n;
+    }
+    return 1;
+}
+
+/* -1 (nothing allocated) on invalid UTF-8: llama2.c's encode() would turn the stray bytes into
+ * <0xNN> pieces, but tok_encode's contract (and the Hugging Face tokenizers) refuse such text. */
 static int spm_encode(const tok *t, const char *text, size_t len, int32_t **ids)
 {
     const spm *s = t->impl;
+    if (!valid_utf8(text, len)) {
+        *ids = NULL;
+        return -1;
+    }
     if (len == 0) {
         *ids = malloc(sizeof **ids);
         return 0;

@@ -5,7 +5,13 @@
  * its score (in double, shorter pieces first, a later candidate must be strictly better); when no
  * piece covers exactly the one character, unk with score min_score − 10 does. The best path is
  * read back from the end, runs of unk fused into one piece. A piece string that is no vocabulary
- * entry becomes its <0xNN> byte pieces (byte_fallback) or unk. */
+ * entry becomes its <0xNN> byte pieces (byte_fallback) or unk.
+ *
+ * The pieces starting at a position are found by walking a byte trie of the pieces (edges in
+ * one hash table), and once the walk is inside the subtree of a single piece, by comparing that
+ * piece's rest at once: the work per position is bounded by the longest piece that actually
+ * matches there, not by the longest piece of the vocabulary (hashing every prefix up to one
+ * 30 kB piece at every position made a 10 kB word take 87 s). */
 #include "tok.h"
 #include "tok_impl.h"
 #include "cli.h"
@@ -15,6 +21,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Byte trie of the pieces. Node 0 is the root; the edge (node, byte) → child lives in an
+ * open-addressing table. term: the piece ending at the node (the id the lookup map gives), or
+ * -1; only: the one piece in the node's subtree, or -1 when there are several. */
+typedef struct {
+    int32_t *term, *only;
+    size_t nodes, cap;
+    uint64_t *key;                /* (node + 1) << 8 | byte; 0 = empty slot */
+    int32_t *child;
+    size_t slots, used;           /* slots: a power of two */
+} piece_trie;
+
 typedef struct {
     tok_common c;                 /* must stay first */
     tok_metaspace ms;
@@ -22,7 +39,7 @@ typedef struct {
     char **piece;
     uint32_t *len;
     double *score, min_score;
-    size_t maxlen;                /* longest piece in bytes */
+    piece_trie trie;
     tok_map vocab;                /* piece → id; the last of duplicate pieces wins, as in HF */
     int32_t byte_id[256];
 } unigram;
@@ -56,6 +73,19 @@ static void emit(const unigram *u, const char *s, size_t n, tok_ivec *out) {
     if (u->unk >= 0) tok_ivec_push(out, u->unk);
 }
 
+static size_t edge_slot(const piece_trie *tr, uint64_t key) {
+    return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> 20) & (tr->slots - 1);
+}
+
+/* The child of node along byte c, or -1. */
+static int32_t trie_child(const piece_trie *tr, int32_t node, unsigned char c) {
+    uint64_t key = ((uint64_t)node + 1) << 8 | c;
+    for (size_t i = edge_slot(tr, key);; i = (i + 1) & (tr->slots - 1)) {
+        if (tr->key[i] == key) return tr->child[i];
+        if (tr->key[i] == 0) return -1;
+    }
+}
+
 static void viterbi(const unigram *u, uscratch *sc, const char *s, size_t n, tok_ivec *out) {
     if (n == 0) return;
     if (n + 1 > sc->cap) { sc->cap = 2 * (n + 1); sc->nd = xrealloc(sc->nd, sc->cap * sizeof *sc->nd); }
@@ -68,9 +98,19 @@ static void viterbi(const unigram *u, uscratch *sc, const char *s, size_t n, tok
         if (cl > n - at) cl = n - at;
         double base = nd[at].score;
         int single = 0;
-        for (size_t k = 1; k <= u->maxlen && k <= n - at; k++) {
-            int32_t id = tok_map_get(&u->vocab, s + at, k);
-            if (id < 0) continue;
+        int32_t node = 0;
+        for (size_t k = 1; k <= n - at && (node = trie_child(&u->trie, node, (unsigned char)s[at + k - 1])) >= 0; k++) {
+            int32_t id = u->trie.only[node];
+            if (id >= 0) {   /* one piece left below: compare its rest at once */
+                size_t len = u->len[id];
+                if (len <= n - at && !memcmp(u->piece[id] + k, s + at + k, len - k)) {
+                    relax(&nd[at + len], u->score[id] + base, (int32_t)at, id);
+                    if (len == cl) single = 1;
+                }
+                break;
+            }
+            id = u->trie.term[node];
+            if (id < 0) continue;   /* s[at..at+k) is only a prefix of longer pieces */
             relax(&nd[at + k], u->score[id] + base, (int32_t)at, id);
             if (k == cl) single = 1;
         }
@@ -152,6 +192,10 @@ static void uni_destroy(unigram *u) {
     free(u->piece);
     free(u->len);
     free(u->score);
+    free(u->trie.term);
+    free(u->trie.only);
+    free(u->trie.key);
+    free(u->trie.child);
     tok_map_free(&u->vocab);
     tok_norm_free(&u->c.norm);
     tok_added_free(&u->c.added);
@@ -186,7 +230,70 @@ static void set_piece(unigram *u, int id, const char *s, size_t n, double score)
     u->len[id] = (uint32_t)n;
     u->score[id] = score;
     if (score < u->min_score) u->min_score = score;
-    if (n > u->maxlen) u->maxlen = n;
+}
+
+static int32_t trie_node(piece_trie *tr) {
+    if (tr->nodes == tr->cap) {
+        tr->cap = tr->cap ? 2 * tr->cap : 1024;
+        tr->term = xrealloc(tr->term, tr->cap * sizeof *tr->term);
+        tr->only = xrealloc(tr->only, tr->cap * sizeof *tr->only);
+    }
+    tr->term[tr->nodes] = -1;
+    tr->only[tr->nodes] = -2;   /* -2: no piece below yet */
+    return (int32_t)tr->nodes++;
+}
+
+static void trie_grow(piece_trie *tr) {
+    uint64_t *key = tr->key;
+    int32_t *child = tr->child;
+    size_t old = tr->slots;
+    tr->slots = old ? 2 * old : 4096;
+    tr->key = xcalloc(tr->slots, sizeof *tr->key);
+    tr->child = xmalloc(tr->slots * sizeof *tr->child);
+    for (size_t i = 0; i < old; i++) {
+        if (!key[i]) continue;
+        size_t j = edge_slot(tr, key[i]);
+        while (tr->key[j]) j = (j + 1) & (tr->slots - 1);
+        tr->key[j] = key[i];
+        tr->child[j] = child[i];
+    }
+    free(key);
+    free(child);
+}
+
+/* The child of node along c, created when missing. */
+static int32_t trie_step(piece_trie *tr, int32_t node, unsigned char c) {
+    int32_t ch = tr->slots ? trie_child(tr, node, c) : -1;
+    if (ch >= 0) return ch;
+    if (2 * (tr->used + 1) > tr->slots) trie_grow(tr);
+    uint64_t key = ((uint64_t)node + 1) << 8 | c;
+    size_t i = edge_slot(tr, key);
+    while (tr->key[i]) i = (i + 1) & (tr->slots - 1);
+    ch = trie_node(tr);
+    tr->key[i] = key;
+    tr->child[i] = ch;
+    tr->used++;
+    return ch;
+}
+
+static void trie_mark(piece_trie *tr, int32_t node, int32_t id) {
+    tr->only[node] = tr->only[node] == -2 ? id : -1;
+}
+
+/* The pieces the lookup map returns (one per distinct string: the last duplicate). */
+static void build_trie(unigram *u) {
+    piece_trie *tr = &u->trie;
+    trie_node(tr);
+    trie_grow(tr);
+    for (int id = 0; id < u->n; id++) {
+        if (tok_map_get(&u->vocab, u->piece[id], u->len[id]) != id) continue;
+        int32_t node = 0;
+        for (uint32_t k = 0; k < u->len[id]; k++) {
+            node = trie_step(tr, node, (unsigned char)u->piece[id][k]);
+            trie_mark(tr, node, id);
+        }
+        tr->term[node] = id;
+    }
 }
 
 /* Lookup map (last duplicate wins: insert from the end, the map keeps the first put) and the
@@ -194,6 +301,7 @@ static void set_piece(unigram *u, int id, const char *s, size_t n, double score)
 static tok *uni_finish(unigram *u) {
     tok_map_init(&u->vocab, (size_t)u->n);
     for (int id = u->n; id-- > 0;) tok_map_put(&u->vocab, u->piece[id], u->len[id], id);
+    build_trie(u);
     for (int c = 0; c < 256; c++) {
         char name[8];
         snprintf(name, sizeof name, "<0x%02X>", c);

@@ -133,12 +133,47 @@ static int set_key(tr_recipe *r, const char *path, int ln, const char *k, const 
     return 0;
 }
 
+/* The line of each key seen so far: a repeated key is an error (the last value used to win
+ * silently). */
+typedef struct { char key[64]; int line; } key_line;
+enum { MAX_KEYS = 128 };
+
+static void note_key(key_line *seen, int *n, const char *path, int ln, const char *k) {
+    for (int i = 0; i < *n; i++)
+        if (!strcmp(seen[i].key, k))
+            die_data(path, "line %d: key %s repeats line %d (each key once)", ln, k, seen[i].line);
+    if (*n < MAX_KEYS && strlen(k) < sizeof seen->key) {
+        snprintf(seen[*n].key, sizeof seen->key, "%s", k);
+        seen[(*n)++].line = ln;
+    }
+}
+
+static int line_of(const key_line *seen, int n, const char *k) {
+    for (int i = 0; i < n; i++)
+        if (!strcmp(seen[i].key, k)) return seen[i].line;
+    return 0;
+}
+
+/* AdamW divides by 1 − beta^t: beta1 = 1 or beta2 = 1 makes every update 0/0 (an all-NaN model). */
+static void check_betas(const tr_recipe *r, const char *path, const key_line *seen, int n) {
+    if (r->beta1 >= 1)
+        die_data(path, "line %d: beta1 = %g: want a number in [0, 1) (AdamW divides by 1 - beta1^t)",
+                 line_of(seen, n, "beta1"), r->beta1);
+    if (r->beta2 >= 1)
+        die_data(path, "line %d: beta2 = %g: want a number in [0, 1) (AdamW divides by 1 - beta2^t)",
+                 line_of(seen, n, "beta2"), r->beta2);
+}
+
 void tr_recipe_load(tr_recipe *r, const char *path) {
     recipe_defaults(r);
     size_t len;
     char *text = cli_slurp_text(path, &len);
-    int ln = 0;
-    for (char *save = NULL, *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+    int ln = 0, nseen = 0;
+    key_line seen[MAX_KEYS];
+    /* strtok_r would skip empty lines and misnumber the lines after them */
+    for (char *line = text, *next; line && *line; line = next) {
+        next = strchr(line, '\n');
+        if (next) *next++ = 0;
         ln++;
         char *hash = strchr(line, '#');
         if (hash) *hash = 0;
@@ -149,8 +184,10 @@ void tr_recipe_load(tr_recipe *r, const char *path) {
         *eq = 0;
         char *k = trim(s), *v = trim(eq + 1);
         if (!set_key(r, path, ln, k, v)) die_data(path, "line %d: unknown key %s", ln, k);
+        note_key(seen, &nseen, path, ln, k);
     }
     free(text);
+    check_betas(r, path, seen, nseen);
     tm_config *m = &r->m;
     if (m->family < 0) die_data(path, "family missing (gpt2, llama or bert)");
     if (m->family == TM_BERT && r->synthetic_share > 0)
@@ -180,6 +217,31 @@ void tr_recipe_load(tr_recipe *r, const char *path) {
         char *dot = strrchr(r->name, '.');
         if (dot) *dot = 0;
     }
+}
+
+/* Floats of tm_acts_new(c, B, T) (train_model.c), to within a few per token. */
+static double acts_floats(const tm_config *c, long vocab, double B, double T, int threads) {
+    double N = B * T, d = c->d_model, f = c->d_ff, hq = (double)c->n_head * c->head_dim;
+    double W = (double)(c->n_head + 2 * c->n_kv_head) * c->head_dim;
+    double layer = N * (5 * d + W + hq + 3 * f + 6) + B * c->n_head * T * T;
+    double rest = N * (11 * d + (double)vocab + W + hq + 3 * f + 8) + (double)threads * T * T + T * c->head_dim;
+    return c->n_layer * layer + rest;
+}
+
+double tr_recipe_bytes(const tr_recipe *r, int threads) {
+    const tm_config *c = &r->m;
+    double vocab = (double)c->vocab + (double)(r->bpe_merges > 0 ? r->bpe_merges : 0);
+    double d = c->d_model, f = c->d_ff, hq = (double)c->n_head * c->head_dim, ctx = c->ctx;
+    double W = (double)(c->n_head + 2 * c->n_kv_head) * c->head_dim;
+    /* embeddings (an untied head counted too), positions, per layer the projections, the MLP's
+     * up to three matrices and the norms and biases; BERT's transform */
+    double params = 2 * vocab * d + ctx * d + d * d + 8 * d + c->n_layer * (d * W + hq * d + 3 * d * f + W + f + 16 * d);
+    double floats = 4 * params + acts_floats(c, (long)vocab, (double)r->batch, ctx, threads);
+    if (r->eval_context != c->ctx) floats += acts_floats(c, (long)vocab, (double)r->batch, (double)r->eval_context, threads);
+    if (r->short_context)
+        floats += acts_floats(c, (long)vocab, (double)r->batch * ctx / (double)r->short_context,
+                              (double)r->short_context, threads);
+    return floats * sizeof(float);
 }
 
 void tr_recipe_prov(const tr_recipe *r, prov *p) {

@@ -36,6 +36,12 @@ typedef struct {
 /* Parse a recipe file; unknown keys, missing required keys and bad values are data errors
  * (exit 1, naming the file and line). The text is kept for the provenance checksum. */
 void tr_recipe_load(tr_recipe *r, const char *path);
+/* The memory a run of the recipe needs, in bytes, estimated from its sizes before anything is
+ * allocated: parameters, gradients and the two AdamW moments (4 floats each), and the
+ * activations of a batch (training, evaluation and short-context batches where they differ; the
+ * attention probabilities, batch x heads x context^2 per layer, usually dominate). threads: the
+ * OpenMP threads (one T x T scratch each). The vocabulary is at most 257 + bpe_merges. */
+double tr_recipe_bytes(const tr_recipe *r, int threads);
 /* Every recipe value as provenance options. */
 struct prov;
 void tr_recipe_prov(const tr_recipe *r, struct prov *p);

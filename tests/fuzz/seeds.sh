@@ -4,7 +4,7 @@
 set -euo pipefail
 out=$1 shared=${SHARED:-../shared}
 d=$shared/data
-mkdir -p "$out"/{fuzz_safetensors,fuzz_config,fuzz_gguf,fuzz_llama2c,fuzz_tokenizer,fuzz_recipe,fuzz_ids_mask,fuzz_attention,fuzz_image}
+mkdir -p "$out"/{fuzz_safetensors,fuzz_config,fuzz_gguf,fuzz_llama2c,fuzz_tokenizer,fuzz_recipe,fuzz_ids_mask,fuzz_attention,fuzz_image,fuzz_arrayin}
 cp_if() { [ -f "$1" ] && cp "$1" "$2" || true; }
 # images: the smallest carried PNG and JPEG, each after a size byte (fuzz_image.c)
 for f in pipelines/data/images/horse.png pipelines/data/images/rocket.jpg; do
@@ -71,7 +71,21 @@ with open(out + "/fuzz_tokenizer/spm-bpe-model", "wb") as f:
 PY
 tk 20 t5-unigram-json "$out/t5-400.json"
 ${PYTHON:-/usr/bin/python3} tests/ref/spm_ref.py tomodel "$out/t5-400.json" "$out/t5-400.model" && tk 22 t5-unigram-model "$out/t5-400.model"
-rm -f "$out/vocab400.txt" "$out/tik600" "$out/t5-400.json" "$out/t5-400.model"
+# long Unigram pieces (issue 39: one 30 kB piece made every position try every prefix length):
+# the T5 subset plus "▁a…a", "a…a" and "b…b" of 30 kB (tokenizer.json) and 4 kB (tokenizer.model,
+# whose pieces are at most 4096 bytes)
+${PYTHON:-/usr/bin/python3} - "$out" <<'PY'
+import json, sys
+out = sys.argv[1]
+t5 = json.load(open(out + "/t5-400.json"))
+base = t5["model"]["vocab"]
+for name, n in (("long30k", 30000), ("long4k", 4000)):
+    t5["model"]["vocab"] = base + [["\u2581" + "a" * n, -20.0], ["a" * n, -30.0], ["b" * n, -25.0]]
+    json.dump(t5, open(out + "/" + name + ".json", "w"))
+PY
+tk 20 unigram-long-piece-json "$out/long30k.json"
+${PYTHON:-/usr/bin/python3} tests/ref/spm_ref.py tomodel "$out/long4k.json" "$out/long4k.model" && tk 22 unigram-long-piece-model "$out/long4k.model"
+rm -f "$out/vocab400.txt" "$out/tik600" "$out/t5-400.json" "$out/t5-400.model" "$out"/long30k.json "$out"/long4k.json "$out"/long4k.model
 cp configs/*.conf "$out/fuzz_recipe/"
 printf '\000# ids\n1 2 3 4\n5 6 7 8\n' > "$out/fuzz_ids_mask/ids-causal"
 printf '\001 1 2 3\n4 5\n' > "$out/fuzz_ids_mask/ids-padded"
@@ -79,3 +93,36 @@ printf '\002# prune-rank mask\n0\t1\n3 3\n' > "$out/fuzz_ids_mask/mask"
 # attention: all-zero bytes build a well-formed file; the others vary one attribute each
 head -c 96 /dev/zero > "$out/fuzz_attention/valid"
 for i in 1 2 3 4 5 6 7 8 9; do { head -c 8 /dev/zero; printf "$(printf '\\x%02x' "$i")"; head -c 60 /dev/zero; } > "$out/fuzz_attention/v$i"; done
+# foreign arrays (import): the first byte picks FILE (0) or FILE:layer_0 (1) on the bytes that
+# follow, or (2) a structure-aware HDF5 dataset /a (tests/fuzz/fuzz_arrayin.c). The files of
+# tests/ref/make_bad_arrays.py: valid .npy/.npz, .npz members with header-length fields 0 and 1, a
+# 2 GiB member claimed, fortran_order Maybe, torch.save files; and HDF5 recipes: chunked with no,
+# some or all chunks written, never allocated, external (/dev/zero), LZF, a 2^40-row declaration
+arr=$(mktemp -d)
+${PYTHON:-/usr/bin/python3} tests/ref/make_bad_arrays.py "$arr"
+for f in "$arr"/*; do
+    case $f in *.h5) ;; *) { printf '\000'; cat "$f"; } > "$out/fuzz_arrayin/$(basename "$f")" ;; esac
+done
+{ printf '\001'; cat "$arr/good.npz"; } > "$out/fuzz_arrayin/good-member.npz"
+{ printf '\000'; cat "$out/fuzz_safetensors/f32"; } > "$out/fuzz_arrayin/f32.safetensors"
+rm -rf "$arr"
+# HDF5 recipes (mode 2), in the order write_h5 reads its bytes: rank, dims, big-row flag (0: then
+# log2 rows), layout (0 contiguous, 1 chunked, 2 compact, 3 external), fill, alloc time, [chunk
+# dims, filter bits | external file], type (0 int32), how much is written (0 none, 1 rows, 2 all)
+${PYTHON:-/usr/bin/python3} - "$out/fuzz_arrayin" <<'PY'
+import sys
+recipes = {
+    "chunked-all": [0, 1, 3, 3, 1, 1, 192, 0, 0, 3, 3, 2, 1, 2, 0],
+    "chunked-none": [0, 1, 3, 3, 1, 1, 192, 0, 0, 3, 3, 2, 1, 0],
+    "chunked-some": [0, 3, 3, 3, 1, 1, 192, 0, 0, 3, 3, 0, 1, 1, 1, 0],
+    "sparse-2p40": [0, 1, 3, 3, 0, 40, 1, 192, 1, 0, 3, 3, 0, 1, 0],
+    "contig-late": [0, 1, 3, 3, 1, 0, 192, 1, 1, 0],
+    "contig-all": [0, 1, 3, 3, 1, 0, 192, 0, 1, 2, 0],
+    "compact-all": [0, 1, 3, 3, 1, 2, 192, 0, 1, 2, 0],
+    "external-zero": [0, 1, 3, 3, 1, 3, 192, 0, 1, 1, 0],
+    "external-short": [0, 1, 3, 3, 1, 3, 192, 0, 0, 1, 0],
+    "lzf-gzip": [0, 1, 3, 3, 1, 1, 192, 0, 0, 3, 3, 10, 1, 2, 0],
+}
+for name, r in recipes.items():
+    open(f"{sys.argv[1]}/h5-{name}", "wb").write(bytes([2] + r))
+PY

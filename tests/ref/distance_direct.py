@@ -6,7 +6,8 @@ Rows are built from the stored float32 values as docs/FORMAT.md defines them, wi
 the C code: log rows are closed in float64 (ℓ − logsumexp ℓ, the sum taken with math.fsum);
 probability rows are closed (p / Σp), their zeros replaced multiplicatively (δ, the others
 times 1 − zδ) and then logged.
-Prints one line per dataset (distance/<metric>, sum/<metric>, head_sink_mass): name and the
+Prints one line per dataset (distance/<metric>, sum/<metric>, and rms/<metric>, sum_sq/<metric>
+when the file has them, head_sink_mass): name and the
 largest relative difference |got − want| / |want| over its entries (absolute where want = 0),
 then "rows" and the difference in the kept-row count."""
 import math
@@ -81,6 +82,7 @@ def main():
     S, L, H, T, _ = A.shape
     N = L * H
     acc = np.zeros((len(METRICS), N, N))
+    acc2 = np.zeros((len(METRICS), N, N))    # sums of squared per-row distances (rms/, sum_sq/)
     sink = np.zeros(N)
     rows = 0
     for s in range(S):
@@ -98,6 +100,8 @@ def main():
                     for m in range(len(METRICS)):
                         acc[m, a, b] += v[m]
                         acc[m, b, a] += v[m]
+                        acc2[m, a, b] += v[m] * v[m]
+                        acc2[m, b, a] += v[m] * v[m]
     with h5py.File(dist, "r") as f:
         agg = f.attrs["aggregate"]
         agg = agg.decode() if isinstance(agg, bytes) else agg
@@ -105,6 +109,9 @@ def main():
             want = acc[m] if agg == "sum" else acc[m] / rows
             print("distance/" + name, max_rel(f["distance/" + name][...], want))
             print("sum/" + name, max_rel(f["sum/" + name][...], acc[m]))
+            if "rms" in f:
+                print("rms/" + name, max_rel(f["rms/" + name][...], np.sqrt(acc2[m] / rows)))
+                print("sum_sq/" + name, max_rel(f["sum_sq/" + name][...], acc2[m]))
         print("head_sink_mass", max_rel(f["head_sink_mass"][...], sink / rows))
         print("rows", abs(int(f["rows"][0]) - rows))
 

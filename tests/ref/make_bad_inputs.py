@@ -4,7 +4,8 @@
 Usage: make_bad_inputs.py DIR
 Writes DIR/valid.h5 and DIR/valid_prob.h5 (controls every reader must accept) and one file per
 defect: not_hdf5 empty truncated missing_attention wrong_rank wrong_shape nan inf negative_prob
-bad_sum_prob bad_logsumexp missing_attr (each DIR/<name>.h5). Each bad file differs from a valid
+bad_sum_prob bad_logsumexp missing_attr valid_not_01 causal_left_pad negative_head_index
+layer_index_length huge_block no_data corrupt_chunk (each DIR/<name>.h5). Each bad file differs from a valid
 one by exactly that defect, so a reader that rejects it rejects it for that reason.
 The file list (one name a line, controls excluded) goes to DIR/bad.list.
 The layout is written here from the format description, independently of the C writer."""
@@ -28,8 +29,10 @@ def log_rows(rng):
     return (z - lse).astype(np.float32)
 
 
-def write(path, att, values="logprob", drop_attr=None, attrs_override=None, attention=True):
-    """Write an attention file; drop_attr leaves out one root attribute."""
+def write(path, att, values="logprob", drop_attr=None, attrs_override=None, attention=True, extra=None,
+          sparse_shape=None):
+    """Write an attention file; drop_attr leaves out one root attribute; extra: more datasets
+    {name: array}; sparse_shape: 'attention' declared with that shape and no chunk written."""
     a = {
         "format": np.bytes_("attncoda-attention"), "format_version": np.int64(1),
         "model": np.bytes_("badinput-reference"), "family": np.bytes_("synth"),
@@ -44,10 +47,15 @@ def write(path, att, values="logprob", drop_attr=None, attrs_override=None, atte
         for k, v in a.items():
             if k != drop_attr:
                 f.attrs[k] = v
-        if attention:
+        if sparse_shape:
+            f.create_dataset("attention", shape=sparse_shape, dtype=np.float32,
+                             chunks=(1, 1, 1, 1, sparse_shape[-1]), compression="gzip")
+        elif attention:
             chunks = (1,) * (att.ndim - 3) + att.shape[-3:] if att.ndim >= 3 else None
             f.create_dataset("attention", data=att, chunks=chunks, compression="gzip")
         f.create_dataset("tokens", data=np.arange(S * T, dtype=np.int32).reshape(S, T))
+        for k, v in (extra or {}).items():
+            f.create_dataset(k, data=v)
 
 
 def main():
@@ -88,6 +96,25 @@ def main():
     x = lg.copy(); x[0, 0, 1, 5, :6] += np.float32(0.01)
     write(add("bad_logsumexp"), x)
     write(add("missing_attr"), lg, drop_attr="layers")
+    ones = np.ones((S, T), dtype=np.int32)
+    v = ones.copy(); v[1, 3] = 2
+    write(add("valid_not_01"), lg, extra={"valid": v})
+    v = ones.copy(); v[0, 0] = 0                              # padding before real tokens
+    write(add("causal_left_pad"), lg, extra={"valid": v})
+    write(add("negative_head_index"), lg, extra={"head_index": np.array([0, -3], dtype=np.int32)})
+    write(add("layer_index_length"), lg, extra={"layer_index": np.array([0, 1], dtype=np.int32)})
+    # H = T = 4096: one block would be 2^36 floats (256 GiB); a few kB on disk, no chunk written
+    write(add("huge_block"), lg, sparse_shape=(S, L, 4096, 4096, 4096),
+          attrs_override={"heads": np.int64(4096), "tokens": np.int64(4096)})
+    write(add("no_data"), lg, sparse_shape=(S, L, H, T, T))    # every element the fill value
+    # the deflate stream of block (1, 0) overwritten: decompose reads that block ahead on an
+    # OpenMP thread, where HDF5's error printing used to be still on (a 19-line stack)
+    write(p("corrupt_chunk"), lg)
+    with h5py.File(p("corrupt_chunk"), "r") as f:
+        info = f["attention"].id.get_chunk_info(1)
+    with open(add("corrupt_chunk"), "r+b") as f:
+        f.seek(info.byte_offset + 2)
+        f.write(b"\xff" * (info.size - 4))
 
     with open(os.path.join(d, "bad.list"), "w") as f:
         f.write("\n".join(bad) + "\n")
