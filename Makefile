@@ -111,7 +111,7 @@ unit: build $(TEST_DEPS_OK)
 # built with ASan + UBSan ($(BIN) = build/san/bin): a reader that mishandles a bad file fails there
 # even when the normal build prints the right line. make sanitize-badinput: the bad-input,
 # fuzz-regression and signal scripts alone.
-BADINPUT_TESTS := badinput extract-bad fuzz-regress signals
+BADINPUT_TESTS := badinput extract-bad import-bad fuzz-regress signals
 sanitize:
 	$(MAKE) BUILD=build/san BIN=build/san/bin OPT='-O1 -g -fno-omit-frame-pointer' \
 	    SANFLAGS='-fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=undefined,float-cast-overflow' unit
