@@ -5,7 +5,8 @@
 #   make fetch    download the optional inputs (DATA_DIR, HF_MODELS_DIR; pipelines/fetch.tsv)
 #   make bench    speed and memory figures (printed, never asserted)
 #   make rehearse the paper's models at real shapes, random weights: costs for docs/SCALE.md
-#   make sanitize the test suite under ASan+UBSan (float-cast-overflow included)
+#   make sanitize the test suite under ASan+UBSan (float-cast-overflow included), bad-input
+#                 scripts too; make sanitize-badinput: those alone
 #   make fuzz     the libFuzzer harnesses of tests/fuzz, FUZZ_SECONDS each (docs/FUZZING.md)
 .DELETE_ON_ERROR:
 .SUFFIXES:
@@ -58,7 +59,7 @@ UNITS    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 # program and so redo every result that depends on one.
 .SECONDARY: $(patsubst src/%.c,$(BUILD)/prog/%.o,$(PROG_SRC)) $(patsubst %,%.o,$(UNITS))
 
-.PHONY: build deps test-deps test unit sanitize fuzz fuzz-build bench clean distclean all check fetch rehearse
+.PHONY: build deps test-deps test unit sanitize sanitize-badinput fuzz fuzz-build bench clean distclean all check fetch rehearse
 build: $(PROGS) $(UNITS)
 
 deps: $(DEPS_OK)
@@ -101,13 +102,22 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB_A)
 test: build $(TEST_DEPS_OK)
 	@BIN=$(BIN) BUILD=$(BUILD) PYTHON=$(PYTHON) DATA_DIR='$(DATA_DIR)' tests/run
 
-# The same without the pipeline run (for sanitizer builds).
+# The same without the pipeline run (for sanitizer builds). TESTS='WORD...' runs only the tests
+# whose name contains one of the words (tests/run WORD...).
+TESTS ?=
 unit: build $(TEST_DEPS_OK)
-	@SKIP_PIPELINE=1 BIN=$(BIN) BUILD=$(BUILD) PYTHON=$(PYTHON) DATA_DIR='$(DATA_DIR)' tests/run
+	@SKIP_PIPELINE=1 BIN=$(BIN) BUILD=$(BUILD) PYTHON=$(PYTHON) DATA_DIR='$(DATA_DIR)' tests/run $(TESTS)
 
+# Every unit-test binary and every shell test, the bad-input scripts included, against programs
+# built with ASan + UBSan ($(BIN) = build/san/bin): a reader that mishandles a bad file fails there
+# even when the normal build prints the right line. make sanitize-badinput: the bad-input,
+# fuzz-regression and signal scripts alone.
+BADINPUT_TESTS := badinput extract-bad import-bad fuzz-regress signals
 sanitize:
 	$(MAKE) BUILD=build/san BIN=build/san/bin OPT='-O1 -g -fno-omit-frame-pointer' \
 	    SANFLAGS='-fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=undefined,float-cast-overflow' unit
+sanitize-badinput:
+	$(MAKE) sanitize TESTS='$(BADINPUT_TESTS)'
 
 # Fuzzing (docs/FUZZING.md): one clang libFuzzer harness per reader (tests/fuzz/fuzz_*.c), linked
 # against the library built with clang under ASan, UBSan and float-cast-overflow. Each runs

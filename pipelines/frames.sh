@@ -44,7 +44,7 @@ for step in "${steps[@]}"; do
 done
 prov="{\"program\":\"frames.sh\",\"inputs\":[$inputs],\"options\":{\"frames\":$(json_str "$opts"),\"windows\":$(json_str "$*")}}"
 {
-    echo "# provenance	$prov"
+    echo "# provenance: $prov"
     echo "# frames over training of $name: frames ${opts:-(defaults)}; checkpoints ${steps[*]}"
     printf 'model\tstep\tlabel\tlabel_share\trunner_up\trunner_share\tsink_heads\theads\tcentralized\tdistributed\tbidirectional\n'
     for step in "${steps[@]}"; do
@@ -70,7 +70,7 @@ awk -F'\t' -v name="$name" -v prov="$prov" '
         e = "nan"; el = "-"
         for (i = 0; i + 2 < n; i++)
             if (lb[i] != "none" && lb[i] == lb[i + 1] && lb[i] == lb[i + 2]) { e = st[i]; el = lb[i]; break }
-        print "# provenance\t" prov
+        print "# provenance: " prov
         print "# emergence step (METHODS §7.4): first checkpoint of three in a row with the same sink label"
         printf "model\temergence_step\tlabel\tcheckpoints\tfinal_label\n"
         printf "%s\t%s\t%s\t%d\t%s\n", name, e, el, n, lb[n - 1]

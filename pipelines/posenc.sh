@@ -52,7 +52,7 @@ while [ $# -gt 0 ]; do
     done
 done
 {
-    echo "# provenance	{\"program\":\"posenc.sh\",\"inputs\":[$inputs],\"options\":{}}"
+    echo "# provenance: {\"program\":\"posenc.sh\",\"inputs\":[$inputs],\"options\":{}}"
     echo "# position encodings side by side (METHODS §7.4): one recipe, differing only in pos"
     printf 'pos\tmodel\tlabel\tlabel_share\trunner_up\tsink_head_share\tfrom_layer\temergence_step\temergence_label\tfinal_label\tval_loss\n'
     printf '%s' "$rows"

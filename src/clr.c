@@ -18,6 +18,8 @@ static void usage(void) {
            "  sink_balance float64 [S,L,H,T]    b(p); NaN where the row lacks the sink\n\n"
            "      --sink K          sink key index (default: the file's 'sink' attribute)\n"
            "      --zero-delta X    zero replacement for probability input (1e-9)\n"
+           "      --progress        progress bar on stderr; --no-progress: none (default: when\n"
+           "                        stderr is a terminal)\n"
            "  -h, --help, -V, --version\n\n"
            "Memory: two (sequence, layer) blocks, 20*H*T*T bytes, plus the input image when\n"
            "reading stdin and the output image when writing stdout.\n", cli_prog());
@@ -27,19 +29,20 @@ typedef struct { int sink; double zero_delta; const char *in, *out; } clr_opts;
 
 static void parse_args(int argc, char **argv, clr_opts *o) {
     static const struct option lo[] = {{"sink", 1, 0, 's'}, {"zero-delta", 1, 0, 'z'},
-                                       {"help", 0, 0, 'h'}, {"version", 0, 0, 'V'}, {0, 0, 0, 0}};
+                                       {"help", 0, 0, 'h'}, {"version", 0, 0, 'V'}, CLI_PROGRESS_OPTIONS, {0, 0, 0, 0}};
     *o = (clr_opts){.sink = -1, .zero_delta = 1e-9};
     int c;
     while ((c = getopt_long(argc, argv, "hV", lo, NULL)) != -1) {
         switch (c) {
         case 's': o->sink = cli_parse_long("sink", optarg, 0, 1 << 20); break;
         case 'z': o->zero_delta = cli_parse_double("zero-delta", optarg, 1e-300, 1e-2); break;
+        case CLI_OPT_PROGRESS: case CLI_OPT_NO_PROGRESS: cli_progress_option(c); break;
         case 'h': usage(); exit(0);
         case 'V': cli_print_version(); exit(0);
-        default: die_usage("unknown or incomplete option (see --help)");
+        default: cli_bad_option(argv, lo, "hV");
         }
     }
-    if (optind != argc - 2) die_usage("expected INPUT and OUTPUT (see --help)");
+    cli_operands(argc, argv, 2, 2, "INPUT and OUTPUT");
     o->in = argv[optind];
     o->out = argv[optind + 1];
 }
@@ -62,6 +65,7 @@ int main(int argc, char **argv) {
     cli_init(argv[0]);
     clr_opts o;
     parse_args(argc, argv, &o);
+    cli_out_plan(o.out);
     attn_reader *r = attn_open(o.in);
     attn_meta m = *attn_meta_get(r);
     int sink = o.sink >= 0 ? o.sink : m.sink;
@@ -93,7 +97,7 @@ int main(int argc, char **argv) {
     attn_read_tokens(r, tokens);
     long long zeros = 0;
     progress pg;
-    progress_begin(&pg, "clr", (double)S * L);
+    progress_begin(&pg, "clr", "blocks", (double)S * L);
     for (int s = 0; s < S; s++) {
         const uint8_t *vs = attn_has_valid(r) ? valid + (size_t)s * T : NULL;
         for (int l = 0; l < L; l++) {

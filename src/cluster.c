@@ -84,10 +84,12 @@ int main(int argc, char **argv) {
         case 'o': out = optarg; break;
         case 'h': fputs(usage, stdout); return 0;
         case 'V': cli_print_version(); return 0;
-        default: die_usage("try 'cluster --help'");
+        default: cli_bad_option(argv, lo, "hk:o:");
         }
     }
-    if (argc - optind != 1) die_usage("need one distance file (try 'cluster --help')");
+    cli_operands(argc, argv, 1, 1, "one distance file");
+    cli_out_plan(out);
+    cli_out_plan(heads_tsv);
     if ((out && cli_is_stdio(out)) || (heads_tsv && cli_is_stdio(heads_tsv)))
         die_usage("-o/--heads-tsv: give a file name (the table goes to stdout)");
     if (ka < 0) ka = kb = k;

@@ -27,6 +27,8 @@ static const char *usage =
     "  --zero-delta X    zero replacement for probability input (default 1e-9)\n"
     "  --series FILE     per-checkpoint table: step layer rows H Hb content_term sink_mass\n"
     "  -o FILE           HDF5: split [L+1,6], series [checkpoints,L+1,4], steps (row 0 = all)\n"
+    "  --progress        progress bar on stderr; --no-progress: none (default: when stderr is\n"
+    "                    a terminal)\n"
     "  -h, --help / --version\n"
     "Stdout (TSV): layer from_step to_step rows H_from H_to total_drop sink_drop content_drop\n"
     "  sink_share (layer all first, then each layer).\n"
@@ -76,7 +78,7 @@ static void pass_series(attn_reader *r, const copts *o, sums *per_layer) {
     uint8_t *valid = xmalloc((size_t)m->S * m->T);
     attn_read_valid(r, valid);
     progress pg;
-    progress_begin(&pg, attn_path(r), m->S);
+    progress_begin(&pg, attn_path(r), "seq", m->S);
     for (int s = 0; s < m->S; s++) {
         progress_update(&pg, s);
         const uint8_t *vs = attn_has_valid(r) ? valid + (size_t)s * m->T : NULL;
@@ -106,7 +108,7 @@ static void pass_split(attn_reader *r0, attn_reader *r1, const copts *o, split *
     uint8_t *valid = xmalloc((size_t)m->S * m->T);
     attn_read_valid(r0, valid);
     progress pg;
-    progress_begin(&pg, "split", m->S);
+    progress_begin(&pg, "split", "seq", m->S);
     for (int s = 0; s < m->S; s++) {
         progress_update(&pg, s);
         const uint8_t *vs = attn_has_valid(r0) ? valid + (size_t)s * m->T : NULL;
@@ -207,7 +209,7 @@ int main(int argc, char **argv) {
     static struct option lo[] = {{"steps", required_argument, 0, 's'}, {"min-query", required_argument, 0, 'q'},
                                  {"sink", required_argument, 0, 'k'}, {"zero-delta", required_argument, 0, 'z'},
                                  {"series", required_argument, 0, 'S'}, {"help", no_argument, 0, 'h'},
-                                 {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
+                                 {"version", no_argument, 0, 'V'}, CLI_PROGRESS_OPTIONS, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "ho:", lo, NULL)) != -1) {
         switch (c) {
@@ -217,13 +219,16 @@ int main(int argc, char **argv) {
         case 'z': o.delta = cli_parse_double("zero-delta", optarg, 1e-300, 0.01); break;
         case 'S': series = optarg; break;
         case 'o': out = optarg; break;
+        case CLI_OPT_PROGRESS: case CLI_OPT_NO_PROGRESS: cli_progress_option(c); break;
         case 'h': fputs(usage, stdout); return 0;
         case 'V': cli_print_version(); return 0;
-        default: die_usage("try 'collapse --help'");
+        default: cli_bad_option(argv, lo, "ho:");
         }
     }
     int nf = argc - optind;
-    if (nf < 2) die_usage("need at least two checkpoint files (try 'collapse --help')");
+    cli_operands(argc, argv, 2, -1, "at least two checkpoint files");
+    cli_out_plan(out);
+    cli_out_plan(series);
     if ((series && cli_is_stdio(series)) || (out && cli_is_stdio(out)))
         die_usage("--series/-o: give a file name (the split goes to stdout)");
     long long *step = xmalloc(nf * sizeof *step);

@@ -37,6 +37,8 @@ static void usage(void) {
            "      --threads N           OpenMP threads (default: all cores)\n"
            "      --read-only           only read the attention dataset and print the time taken\n"
            "                            (the baseline of `make bench`); OUTPUT is not written\n"
+           "      --progress            progress bar on stderr; --no-progress: none (default:\n"
+           "                            when stderr is a terminal)\n"
            "  -h, --help, -V, --version\n\n"
            "Memory: one (sequence, layer) block (4*H*T*T bytes) plus 56*S*L*H*T bytes of per-row\n"
            "results, and the input/output images when reading stdin / writing stdout.\n", cli_prog());
@@ -47,7 +49,7 @@ static void parse_args(int argc, char **argv, dec_opts *o) {
     static const struct option lo[] = {
         {"sink", 1, 0, O_SINK}, {"min-query", 1, 0, O_MINQ}, {"exclude-sink-query", 0, 0, O_EXCL},
         {"zero-delta", 1, 0, O_ZD}, {"tsv", 1, 0, O_TSV}, {"threads", 1, 0, O_THR}, {"read-only", 0, 0, O_RO},
-        {"help", 0, 0, 'h'}, {"version", 0, 0, 'V'}, {0, 0, 0, 0}};
+        {"help", 0, 0, 'h'}, {"version", 0, 0, 'V'}, CLI_PROGRESS_OPTIONS, {0, 0, 0, 0}};
     *o = (dec_opts){.sink = -1, .min_query = 2, .zero_delta = 1e-9};
     int c;
     while ((c = getopt_long(argc, argv, "hV", lo, NULL)) != -1) {
@@ -59,12 +61,13 @@ static void parse_args(int argc, char **argv, dec_opts *o) {
         case O_TSV: o->tsv = optarg; break;
         case O_RO: o->read_only = 1; break;
         case O_THR: o->threads = cli_parse_long("threads", optarg, 1, 1024); break;
+        case CLI_OPT_PROGRESS: case CLI_OPT_NO_PROGRESS: cli_progress_option(c); break;
         case 'h': usage(); exit(0);
         case 'V': cli_print_version(); exit(0);
-        default: die_usage("unknown or incomplete option (see --help)");
+        default: cli_bad_option(argv, lo, "hV");
         }
     }
-    if (optind != argc - 2) die_usage("expected INPUT and OUTPUT (see --help)");
+    cli_operands(argc, argv, 2, 2, "INPUT and OUTPUT");
     o->in = argv[optind];
     o->out = argv[optind + 1];
     if (o->tsv && cli_is_stdio(o->tsv) && cli_is_stdio(o->out))
@@ -155,7 +158,7 @@ static void label_axes(hid_t f) {
 static void write_tsv(const dec_opts *o, const attn_meta *m, const char *pj, double *head[NQ],
                       const long long *rows) {
     strbuf sb = {0};
-    sb_printf(&sb, "# provenance\t%s\n# model\t%s\n", pj, m->model);
+    sb_printf(&sb, "# provenance: %s\n# model: %s\n", pj, m->model);
     sb_printf(&sb, "layer\thead\trows");
     for (int k = 0; k < NQ; k++) sb_printf(&sb, "\t%s", QNAME[k]);
     sb_printf(&sb, "\n");
@@ -184,6 +187,8 @@ int main(int argc, char **argv) {
     cli_init(argv[0]);
     dec_opts o;
     parse_args(argc, argv, &o);
+    cli_out_plan(o.out);
+    cli_out_plan(o.tsv);
     if (o.threads) omp_set_num_threads(o.threads);
     attn_reader *r = attn_open(o.in);
     const attn_meta *m = attn_meta_get(r);
@@ -209,7 +214,7 @@ int main(int argc, char **argv) {
     uint8_t *valid = xmalloc((size_t)S * T);
     attn_read_valid(r, valid);
     progress pg;
-    progress_begin(&pg, "decompose", (double)S * L);
+    progress_begin(&pg, "decompose", "blocks", (double)S * L);
     attn_read_block(r, 0, 0, buf[0]);
     for (int b = 0; b < S * L; b++) {
         int s = b / L, l = b % L;

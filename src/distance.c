@@ -25,12 +25,16 @@ static const char *usage =
     "  --zero-delta X       zero replacement for probability input (default 1e-9)\n"
     "  --seqs A:B           only sequences A..B-1 (a shard; merge shards with --merge)\n"
     "  --merge              add shards of one input made with the same options (exact)\n"
+    "  --tsv FILE|-         also write the per-head table (head layer index sink_mass, after a\n"
+    "                       '# provenance:' line) to FILE ('-' = stdout, when OUT is a file)\n"
+    "  --progress           progress bar on stderr; --no-progress: none (default: when\n"
+    "                       stderr is a terminal)\n"
     "  -h, --help / --version\n"
     "Output (HDF5, netCDF-4): sum/<metric> [N,N], exact/<metric> [N,N,4] (128-bit fixed-point\n"
     "  sums), distance/<metric> [N,N] (mean over rows, or the sum), rms/<metric> [N,N] (root mean\n"
     "  square over rows: keeps d_A^2 = d_Aperp^2 + db^2), sum_sq/, exact_sq/ (sums of squares),\n"
     "  rows, head_sink_mass/head_layer/head_index [N]; see\n"
-    "  docs/ANALYSIS.md. Stdout (when OUT is a file): per-head TSV (head layer index sink_mass).\n"
+    "  docs/ANALYSIS.md. Nothing else goes to stdout unless --tsv - asks for the table.\n"
     "Rows kept: query valid, t >= min-query (causal), D >= 3 parts, sink key in the row.\n"
     "Threads: OMP_NUM_THREADS (results do not depend on it).\n"
     "Memory: L*H*T*T*4 bytes (one sequence's blocks) + 640*N*T bytes (prepared rows) +\n"
@@ -40,6 +44,7 @@ static const char *usage =
 typedef struct {
     int min_query, excl_sink_q, agg_sum, sink, seq_a, seq_b;
     double zero_delta;
+    const char *tsv;         /* --tsv: the per-head table, or NULL */
 } dopts;
 
 /* Accumulators: per-sequence double sums (upper triangle, pair index), then exact totals. */
@@ -415,11 +420,16 @@ static void describe_file(hid_t f, const head_ids *id, int agg_sum, int with_sq)
     free(hi);
 }
 
-static void print_heads_tsv(const char *prov, const accum *A, const head_ids *id) {
-    tsv_begin(stdout, prov, "head\tlayer\tindex\tsink_mass");
+/* --tsv: the per-head table, only when asked (stdout stays free for a pipeline's next program). */
+static void write_heads_tsv(const char *path, const char *prov, const accum *A, const head_ids *id) {
+    if (!path) return;
+    strbuf sb = {0};
+    sb_printf(&sb, "# provenance: %s\nhead\tlayer\tindex\tsink_mass\n", prov);
     for (int a = 0; a < A->N; a++)
-        printf("%d\t%d\t%d\t%.17g\n", a, id->layer[a / id->H], id->head[a % id->H],
-               an_fix_to(A->tot_sink[a]) / (double)A->rows);
+        sb_printf(&sb, "%d\t%d\t%d\t%.17g\n", a, id->layer[a / id->H], id->head[a % id->H],
+                  an_fix_to(A->tot_sink[a]) / (double)A->rows);
+    cli_write_bytes(path, sb.s, sb.len);
+    sb_free(&sb);
 }
 
 /* Attributes every distance file carries; the "options" string must match for a merge. */
@@ -477,7 +487,7 @@ static void run_distance(const char *in, const char *out, dopts *o, int sink_giv
     attn_read_valid(r, valid);
     long long nrep = 0;
     progress pg;
-    progress_begin(&pg, "distance", o->seq_b - o->seq_a);
+    progress_begin(&pg, "distance", "seq", o->seq_b - o->seq_a);
     for (int s = o->seq_a; s < o->seq_b; s++) {
         process_sequence(r, s, o, blocks, attn_has_valid(r) ? valid + (size_t)s * T : NULL, &rb, &A, &nrep);
         accum_flush(&A);
@@ -505,10 +515,10 @@ static void run_distance(const char *in, const char *out, dopts *o, int sink_giv
     write_heads(f, &id);
     write_matrices(f, &A, o->agg_sum, 1);
     describe_file(f, &id, o->agg_sum, 1);
-    if (!cli_is_stdio(out)) print_heads_tsv(pj, &A, &id);
+    h5io_finish(f, out);
+    write_heads_tsv(o->tsv, pj, &A, &id);
     free(id.layer);
     free(id.head);
-    h5io_finish(f, out);
     free(pj);
     free(optstr);
     prov_free(p);
@@ -590,7 +600,7 @@ static char *single_run_provenance(dist_file **d, int nin, const char *whole, lo
     return NULL;
 }
 
-static void run_merge(const char *out, char **in, int nin) {
+static void run_merge(const char *out, char **in, int nin, const char *tsv) {
     dist_file **d = xmalloc(nin * sizeof *d);
     range *rg = xmalloc(nin * sizeof *rg);
     char optstr[512] = "", sha[80] = "", agg[16] = "";
@@ -651,10 +661,10 @@ static void run_merge(const char *out, char **in, int nin) {
     write_heads(f, &id);
     write_matrices(f, &A, agg_sum, with_sq);
     describe_file(f, &id, agg_sum, with_sq);
-    if (!cli_is_stdio(out)) print_heads_tsv(pj, &A, &id);
+    h5io_finish(f, out);
+    write_heads_tsv(tsv, pj, &A, &id);
     free(id.layer);
     free(id.head);
-    h5io_finish(f, out);
     for (int i = 0; i < nin; i++) dist_close(d[i]);
     free(d);
     free(rg);
@@ -667,14 +677,14 @@ static void run_merge(const char *out, char **in, int nin) {
 int main(int argc, char **argv) {
     cli_init("distance");
     h5io_quiet();
-    dopts o = {2, 0, 0, 0, 0, -1, 1e-9};
+    dopts o = {2, 0, 0, 0, 0, -1, 1e-9, NULL};
     int sink_given = 0, merge = 0;
     static struct option lo[] = {
         {"min-query", required_argument, 0, 'q'}, {"exclude-sink-query", no_argument, 0, 'x'},
         {"aggregate", required_argument, 0, 'a'}, {"sink", required_argument, 0, 'k'},
         {"zero-delta", required_argument, 0, 'z'}, {"seqs", required_argument, 0, 's'},
-        {"merge", no_argument, 0, 'm'}, {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'},
-        {0, 0, 0, 0}};
+        {"merge", no_argument, 0, 'm'}, {"tsv", required_argument, 0, 't'}, {"help", no_argument, 0, 'h'},
+        {"version", no_argument, 0, 'V'}, CLI_PROGRESS_OPTIONS, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
         switch (c) {
@@ -688,17 +698,20 @@ int main(int argc, char **argv) {
         case 'z': o.zero_delta = cli_parse_double("zero-delta", optarg, 1e-300, 0.01); break;
         case 's': parse_seqs(optarg, &o.seq_a, &o.seq_b); break;
         case 'm': merge = 1; break;
+        case 't': o.tsv = optarg; break;
+        case CLI_OPT_PROGRESS: case CLI_OPT_NO_PROGRESS: cli_progress_option(c); break;
         case 'h': fputs(usage, stdout); return 0;
         case 'V': cli_print_version(); return 0;
-        default: die_usage("try 'distance --help'");
+        default: cli_bad_option(argv, lo, "h");
         }
     }
-    if (merge) {
-        if (argc - optind < 2) die_usage("--merge needs OUT and at least one shard");
-        run_merge(argv[optind], argv + optind + 1, argc - optind - 1);
-        return 0;
-    }
-    if (argc - optind != 2) die_usage("need IN and OUT (try 'distance --help')");
-    run_distance(argv[optind], argv[optind + 1], &o, sink_given);
+    if (merge) cli_operands(argc, argv, 2, -1, "OUTPUT and at least one shard after --merge");
+    else cli_operands(argc, argv, 2, 2, "INPUT and OUTPUT");
+    const char *out = merge ? argv[optind] : argv[optind + 1];
+    if (o.tsv && cli_is_stdio(o.tsv) && cli_is_stdio(out)) die_usage("OUTPUT and --tsv cannot both be stdout");
+    cli_out_plan(out);
+    cli_out_plan(o.tsv);
+    if (merge) run_merge(out, argv + optind + 1, argc - optind - 1, o.tsv);
+    else run_distance(argv[optind], out, &o, sink_given);
     return 0;
 }

@@ -81,7 +81,7 @@ static void usage(void) {
         "                        (0, 1]; at least one per sequence (0.15)\n"
         "      --mlm-seed N      encoders: seed of the masked positions; sequence s draws from\n"
         "                        mt19937 seeded (N*2654435761 + s) mod 2^32, so the positions do not\n"
-        "                        depend on --batch, --threads or --mask (1)"
+        "                        depend on --batch, --threads or --mask (1)\n"
         "      --logits FILE     HDF5 dataset 'logits' float32 [S,T,vocab] (validation; large);\n"
         "                        encoders: of the masked input; vit: [S,1,classes], the\n"
         "                        classifier on the CLS row\n"
@@ -90,7 +90,7 @@ static void usage(void) {
         "      --no-attention    write no attention file (OUTPUT not needed); prints perplexity\n"
         "      --info            print the parsed configuration as key<TAB>value lines and exit\n"
         "                        (a Hugging Face directory needs only its config.json)\n"
-        "      --threads N       OpenMP threads (all cores); OpenBLAS runs single-threaded inside\n"
+        "      --threads N       OpenMP threads (all cores); the results do not depend on it\n"
         "      --batch N         sequences per forward pass (4): larger GEMMs, same results\n"
         "      --seqs A:B        write only windows A..B-1 of the S (a shard, with the attention\n"
         "                        of those windows exactly as the whole run gives them); the\n"
@@ -101,6 +101,8 @@ static void usage(void) {
         "                        S windows (its provenance is that run's; docs/CLUSTER.md)\n"
         "      --deflate N       compression level of the attention file, 0 (none) to 9 (1);\n"
         "                        0 writes about twice the bytes in about 40%% less time\n"
+        "      --progress        progress bar on stderr; --no-progress: none (default: when\n"
+        "                        stderr is a terminal)\n"
         "  -h, --help, -V, --version\n\n"
         "When perplexity is computed (--nll, --logits, --no-attention) and stdout carries no file,\n"
         "'perplexity<TAB>value' is printed on stdout. For an encoder it is the masked-LM perplexity:\n"
@@ -160,7 +162,7 @@ static void check_merge_args(int argc, char **argv, opts *o) {
     if (o->model || o->tokenizer || o->text || o->ids || o->images || o->seqs || o->nll || o->logits || o->mask ||
         o->layers || o->heads || o->no_attention || o->info || o->predictions || o->pixels)
         die_usage("--merge takes only OUTPUT and the shard files (the shards carry the run's options)");
-    if (argc - optind < 2) die_usage("--merge needs OUTPUT and at least one shard");
+    cli_operands(argc, argv, 2, -1, "OUTPUT and at least one shard after --merge");
     o->out = argv[optind];
     o->shards = argv + optind + 1;
     o->nshards = argc - optind - 1;
@@ -175,7 +177,7 @@ static void parse_args(int argc, char **argv, opts *o) {
         {"no-attention", 0, 0, O_NOATT}, {"threads", 1, 0, O_THREADS}, {"batch", 1, 0, O_BATCH}, {"deflate", 1, 0, O_DEFLATE}, {"info", 0, 0, O_INFO},
         {"mlm-rate", 1, 0, O_MLM_RATE}, {"mlm-seed", 1, 0, O_MLM_SEED}, {"images", 1, 0, O_IMAGES}, {"predictions", 1, 0, O_PRED}, {"pixels", 1, 0, O_PIXELS},
         {"seqs", 1, 0, O_SEQS}, {"merge", 0, 0, O_MERGE}, {"help", 0, 0, 'h'},
-        {"version", 0, 0, 'V'}, {0, 0, 0, 0}};
+        {"version", 0, 0, 'V'}, CLI_PROGRESS_OPTIONS, {0, 0, 0, 0}};
     *o = (opts){.S = 64, .T = 128, .seed = 1, .batch = 4, .deflate = 1, .mlm_rate = 0.15, .mlm_seed = 1};
     int c;
     while ((c = getopt_long(argc, argv, "S:T:hV", lo, NULL)) != -1) {
@@ -210,9 +212,10 @@ static void parse_args(int argc, char **argv, opts *o) {
             o->mlm_seed = cli_parse_long("mlm-seed", optarg, 0, (1L << 62));
             o->mlm_given = 1;
             break;
+        case CLI_OPT_PROGRESS: case CLI_OPT_NO_PROGRESS: cli_progress_option(c); break;
         case 'h': usage(); exit(0);
         case 'V': cli_print_version(); exit(0);
-        default: die_usage("unknown or incomplete option (see --help)");
+        default: cli_bad_option(argv, lo, "S:T:hV");
         }
     }
     if (o->merge) {
@@ -233,9 +236,9 @@ static void parse_args(int argc, char **argv, opts *o) {
     if (o->seqs && (o->images || o->nll || o->logits || o->no_attention))
         die_usage("--seqs splits the attention file only: not with --nll, --logits, --no-attention or --images");
     if (o->no_attention) {
-        if (optind < argc) die_usage("--no-attention takes no OUTPUT");
+        cli_operands(argc, argv, 0, 0, "no OUTPUT with --no-attention");
     } else {
-        if (optind != argc - 1) die_usage("expected one OUTPUT (see --help)");
+        cli_operands(argc, argv, 1, 1, "one OUTPUT");
         o->out = argv[optind];
     }
 }
@@ -830,7 +833,7 @@ static void run_batches(run *r, int B) {
     const batch *b = &r->b;
     size_t per_seq = (size_t)b->T * b->T * c->n_layer * c->n_head, vT = (size_t)b->T * c->vocab;
     progress pg;
-    progress_begin(&pg, "extract", b->S);
+    progress_begin(&pg, "extract", "seq", b->S);
     for (int s0 = 0; s0 < b->S; s0 += B) {
         int nb = b->S - s0 < B ? b->S - s0 : B;
         size_t at = (size_t)s0 * b->T;
@@ -1040,7 +1043,7 @@ static void image_batches(run *r, const image_run *ir, int B) {
     px = xmalloc(sizeof(float) * per_img * B);
     tmp = xmalloc(per_img);
     progress pg;
-    progress_begin(&pg, "extract", ir->n);
+    progress_begin(&pg, "extract", "images", ir->n);
     for (int s0 = 0; s0 < ir->n; s0 += B) {
         int nb = ir->n - s0 < B ? ir->n - s0 : B;
         for (int k = 0; k < nb; k++) load_pixels(ir, s0 + k, px + per_img * k, tmp);
@@ -1314,6 +1317,8 @@ int main(int argc, char **argv) {
     cli_init(argv[0]);
     h5io_quiet();
     parse_args(argc, argv, &r.o);
+    const char *outs[] = {r.o.out, r.o.nll, r.o.logits, r.o.pixels, r.o.predictions};
+    for (size_t i = 0; i < sizeof outs / sizeof *outs; i++) cli_out_plan(outs[i]);
     if (r.o.info) {
         print_info(r.o.model);
         return 0;

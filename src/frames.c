@@ -77,6 +77,8 @@ static void usage(void) {
            "      --paper-percentile X  percentile sinks: at or above this percentile (90)\n"
            "      --paper-density LO,HI graphs kept when edge density is in [LO, HI] (0.05,0.95)\n"
            "      --threads N           OpenMP threads (default: all cores)\n"
+           "      --progress            progress bar on stderr; --no-progress: none (default:\n"
+           "                            when stderr is a terminal)\n"
            "  -h, --help, -V, --version\n\n"
            "Memory: one (sequence, layer) block (4*H*T*T bytes) plus 32*L*H*T bytes of averages;\n"
            "--paper-stats adds 8*L*H*T*T bytes (the head-averaged attention).\n", cli_prog());
@@ -115,7 +117,7 @@ static void parse_args(int argc, char **argv, fr_opts *o) {
         {"paper-ref-mass", 1, 0, O_PRM}, {"paper-ref-top", 1, 0, O_PRT}, {"paper-ref-cap", 1, 0, O_PRC},
         {"paper-percentile", 1, 0, O_PP}, {"paper-density", 1, 0, O_PD}, {"heads", 1, 0, O_HEADS},
         {"layers", 1, 0, O_LAYERS}, {"label", 1, 0, O_LABEL}, {"keys", 1, 0, O_KEYS}, {"output", 1, 0, 'o'},
-        {"threads", 1, 0, O_THR}, {"help", 0, 0, 'h'}, {"version", 0, 0, 'V'}, {0, 0, 0, 0}};
+        {"threads", 1, 0, O_THR}, {"help", 0, 0, 'h'}, {"version", 0, 0, 'V'}, CLI_PROGRESS_OPTIONS, {0, 0, 0, 0}};
     *o = (fr_opts){.min_query = 4, .model_layer_from = 1, .tau_r = 0.3, .tau_z = 3,
                    .min_seq_share = 0.5, .central_share = 0.7, .central_neff = 1.5,
                    .bidir_share = 0.25, .min_sink_heads = 0.1, .zero_delta = 1e-9,
@@ -156,12 +158,13 @@ static void parse_args(int argc, char **argv, fr_opts *o) {
         case O_KEYS: o->keys = optarg; break;
         case 'o': o->h5 = optarg; break;
         case O_THR: o->threads = cli_parse_long("threads", optarg, 1, 1024); break;
+        case CLI_OPT_PROGRESS: case CLI_OPT_NO_PROGRESS: cli_progress_option(c); break;
         case 'h': usage(); exit(0);
         case 'V': cli_print_version(); exit(0);
-        default: die_usage("unknown or incomplete option (see --help)");
+        default: cli_bad_option(argv, lo, "hVo:");
         }
     }
-    if (optind != argc - 1 && optind != argc - 2) die_usage("expected INPUT [OUTPUT] (see --help)");
+    cli_operands(argc, argv, 1, 2, "INPUT [OUTPUT]");
     o->in = argv[optind];
     if (optind == argc - 2) {
         if (o->h5) die_usage("OUTPUT given both as -o and as an argument");
@@ -499,7 +502,7 @@ static void accumulate(const fr_opts *o, attn_reader *rd, frames_acc *F, const t
     float *buf = xmalloc((size_t)H * T * T * sizeof *buf);
     uint8_t *cls = xmalloc(T);
     progress pg;
-    progress_begin(&pg, "frames", (double)m->S * m->L);
+    progress_begin(&pg, "frames", "blocks", (double)m->S * m->L);
     for (int s = 0; s < m->S; s++) {
         const uint8_t *vs = attn_has_valid(rd) ? valid + (size_t)s * T : NULL;
         sequence_classes(tc, m, ids + (size_t)s * T, vs, cls);
@@ -604,7 +607,7 @@ static char *provenance(const fr_opts *o, attn_reader *r, const token_classes *t
 }
 
 static void tsv_head(strbuf *sb, const char *pj, const char *model) {
-    sb_printf(sb, "# provenance\t%s\n# model\t%s\n", pj, model);
+    sb_printf(sb, "# provenance: %s\n# model: %s\n", pj, model);
 }
 
 static void write_heads(const fr_opts *o, const frames_acc *F, const head_res *hr,
@@ -745,6 +748,8 @@ int main(int argc, char **argv) {
     cli_init(argv[0]);
     fr_opts o;
     parse_args(argc, argv, &o);
+    const char *outs[] = {o.h5, o.heads, o.layers, o.keys, o.label};
+    for (size_t i = 0; i < sizeof outs / sizeof *outs; i++) cli_out_plan(outs[i]);
     if (o.threads) omp_set_num_threads(o.threads);
     attn_reader *rd = attn_open(o.in);
     const attn_meta *m = attn_meta_get(rd);

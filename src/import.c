@@ -46,6 +46,8 @@ static void usage(void) {
            "                         rank: 5 SLHTT, 4 LHTT, 3 HTT, several arrays SHTT/HTT. The\n"
            "                         layout read is printed on stderr\n"
            "      --per-layer        the same as --layout SHTT\n"
+           "      --progress         progress bar on stderr; --no-progress: none (default: when\n"
+           "                         stderr is a terminal)\n"
            "  -h, --help, -V, --version\n\n"
            "Validation: NaN or Inf, a negative probability (log above 0), a row of valid keys\n"
            "whose sum differs from 1 (logsumexp from 0) by more than 1e-3 (1e-2 for float16 and\n"
@@ -119,7 +121,7 @@ static void parse_args(int argc, char **argv, imp_opts *o) {
         {"log", 0, 0, 'l'}, {"causal", 0, 0, 'c'}, {"bidirectional", 0, 0, 'b'}, {"tokens", 1, 0, 't'},
         {"valid", 1, 0, 'v'}, {"sink", 1, 0, 's'}, {"zero-delta", 1, 0, 'z'}, {"model-name", 1, 0, 'm'},
         {"family", 1, 0, 'f'}, {"text", 1, 0, 'x'}, {"per-layer", 0, 0, 'p'}, {"layout", 1, 0, 'L'},
-        {"help", 0, 0, 'h'}, {"version", 0, 0, 'V'}, {0, 0, 0, 0}};
+        {"help", 0, 0, 'h'}, {"version", 0, 0, 'V'}, CLI_PROGRESS_OPTIONS, {0, 0, 0, 0}};
     *o = (imp_opts){.causal = -1, .zero_delta = 1e-9, .family = "imported", .text = "imported attention"};
     int c;
     hide_stdin_specs(argc, argv);
@@ -139,14 +141,15 @@ static void parse_args(int argc, char **argv, imp_opts *o) {
         case 'x': o->text = optarg; break;
         case 'p': set_layout(o, NULL); break;
         case 'L': set_layout(o, optarg); break;
+        case CLI_OPT_PROGRESS: case CLI_OPT_NO_PROGRESS: cli_progress_option(c); break;
         case 'h': usage(); exit(0);
         case 'V': cli_print_version(); exit(0);
-        default: die_usage("unknown or incomplete option (see --help)");
+        default: cli_bad_option(argv, lo, "hV");
         }
     }
     const char **values[] = {&o->tokens, &o->valid, &o->model, &o->family, &o->text};
     unhide_stdin_specs(argc, argv, values, (int)(sizeof values / sizeof values[0]));
-    if (argc - optind < 2) die_usage("expected INPUT... and OUTPUT (see --help)");
+    cli_operands(argc, argv, 2, -1, "INPUT... and OUTPUT");
     o->inputs = argv + optind;
     o->ninputs = argc - optind - 1;
     o->out = argv[argc - 1];
@@ -413,7 +416,7 @@ static void convert_all(importer *im, attn_writer *w, double *blk) {
     double *g = im->row = xmalloc(sizeof *g * (size_t)T);
     char why[256];
     progress pg;
-    progress_begin(&pg, "import", (double)S * L);
+    progress_begin(&pg, "import", "blocks", (double)S * L);
     for (int s = 0; s < S; s++)
         for (int l = 0; l < L; l++) {
             int64_t lead[2];
@@ -487,6 +490,7 @@ int main(int argc, char **argv) {
     cli_init(argv[0]);
     imp_opts o;
     parse_args(argc, argv, &o);
+    cli_out_plan(o.out);
     ai_set *set = ai_new();
     for (int i = 0; i < o.ninputs; i++) ai_add(set, o.inputs[i]);
     importer im = {.o = &o, .g = find_layout(set, o.layout), .hint = ""};

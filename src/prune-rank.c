@@ -122,6 +122,20 @@ static void emit(const char *metric, const char *maskname, unsigned long seed, c
     }
 }
 
+/* Every mask file the run will write, planned before the distance file is read, so that one of
+ * them being that file is refused before any mask is written. */
+static void plan_masks(const targets *tg, const char *metrics, int nseeds) {
+    if (!tg->dir) return;
+    char *list = xstrdup(metrics), *save = NULL, path[4096];
+    for (char *m = strtok_r(list, ",", &save); m; m = strtok_r(NULL, ",", &save))
+        for (int j = 0; j < tg->nsp; j++)
+            snprintf(path, sizeof path, "%s/%s-%d.txt", tg->dir, m, (int)lround(100 * tg->sp[j])), cli_out_plan(path);
+    for (int s = 1; s <= nseeds; s++)
+        for (int j = 0; j < tg->nsp; j++)
+            snprintf(path, sizeof path, "%s/random%d-%d.txt", tg->dir, s, (int)lround(100 * tg->sp[j])), cli_out_plan(path);
+    free(list);
+}
+
 int main(int argc, char **argv) {
     cli_init("prune-rank");
     h5io_quiet();
@@ -142,10 +156,11 @@ int main(int argc, char **argv) {
         case 'o': out = optarg; break;
         case 'h': fputs(usage, stdout); return 0;
         case 'V': cli_print_version(); return 0;
-        default: die_usage("try 'prune-rank --help'");
+        default: cli_bad_option(argv, lo, "ho:");
         }
     }
-    if (argc - optind != 1) die_usage("need one distance file (try 'prune-rank --help')");
+    cli_operands(argc, argv, 1, 1, "one distance file");
+    cli_out_plan(out);
     if (out && cli_is_stdio(out)) die_usage("-o: give a file name (the table goes to stdout)");
     char *metrics = xstrdup(metrics_arg);
     for (int j = 0; j < tg.nsp; j++)
@@ -158,6 +173,7 @@ int main(int argc, char **argv) {
         struct stat st;
         if (stat(tg.dir, &st) != 0 || !S_ISDIR(st.st_mode)) die_usage("--masks-dir: '%s' is not a directory", tg.dir);
     }
+    plan_masks(&tg, metrics, nseeds);
     dist_file *d = dist_open(argv[optind]);
     int N = d->N;
     for (int j = 0; j < tg.nsp; j++) {

@@ -230,10 +230,11 @@ int main(int argc, char **argv) {
         case 'C': o.content = optarg; break;
         case 'h': fputs(usage, stdout); return 0;
         case 'V': cli_print_version(); return 0;
-        default: die_usage("try 'regime --help'");
+        default: cli_bad_option(argv, lo, "ho:");
         }
     }
     if (do_fit && conf) die_usage("--fit and --thresholds exclude each other");
+    cli_out_plan(out);
     prov *p = prov_new();
     prov_opt_dbl(p, "sparsity", o.sparsity);
     prov_opt_dbl(p, "ratio", o.ratio);
@@ -243,7 +244,7 @@ int main(int argc, char **argv) {
     int n = 0;
     if (do_fit) {
         if (!dev || !pruning || !out) die_usage("--fit needs --dev, --pruning and -o");
-        if (optind != argc) die_usage("--fit takes models through --dev only");
+        cli_operands(argc, argv, 0, 0, "no models with --fit (they come through --dev)");
         if (cli_is_stdio(out)) die_usage("-o: give a file name");
         if (!force && access(out, F_OK) == 0) die_usage("-o %s: the config exists; it is written once (use --force)", out);
         load_list(dev, &ms, &n, p);
@@ -251,7 +252,7 @@ int main(int argc, char **argv) {
         fit(ms, n, &ps, &o, out, force, p);
         free_pruning(&ps);
     } else if (conf) {
-        if (optind == argc) die_usage("--thresholds needs held-out models");
+        cli_operands(argc, argv, 1, -1, "held-out models with --thresholds");
         double tlo, thi;
         read_conf(conf, &tlo, &thi);
         char sha[65];
@@ -271,7 +272,7 @@ int main(int argc, char **argv) {
         free(pj);
         free_pruning(&ps);
     } else {
-        if (optind == argc) die_usage("need models (try 'regime --help')");
+        cli_operands(argc, argv, 1, -1, "models");
         for (int i = optind; i < argc; i++) load_models(argv[i], &ms, &n, p);
         char *pj = prov_json(p);
         tsv_begin(stdout, pj, "model\tdispersion\theads");

@@ -115,10 +115,11 @@ int main(int argc, char **argv) {
         case 'o': out = optarg; break;
         case 'h': fputs(usage, stdout); return 0;
         case 'V': cli_print_version(); return 0;
-        default: die_usage("try 'reversal --help'");
+        default: cli_bad_option(argv, lo, "ho:");
         }
     }
-    if (argc - optind != 1) die_usage("need one distance file (try 'reversal --help')");
+    cli_operands(argc, argv, 1, 1, "one distance file");
+    cli_out_plan(out);
     if (out && cli_is_stdio(out)) die_usage("-o -: the table already goes to stdout; give a file name");
     dist_file *d = dist_open(argv[optind]);
     if (d->N < 3) die_data(d->path, "%d heads: triples need at least 3", d->N);

@@ -37,8 +37,10 @@ static void usage(void)
 "  --text-out FILE     also write the decoded text: '# ' provenance, then per sequence a line\n"
 "                      '# sequence i' and its text as run.c prints it (the leading space after\n"
 "                      BOS dropped, text cut at a later BOS, then a newline)\n"
-"  --threads N         OpenMP threads over sequences (default: all cores;\n"
-"                      OpenBLAS runs single-threaded inside)\n"
+"  --threads N         OpenMP threads over sequences (default: all cores; each sequence's\n"
+"                      matrix products run on one thread)\n"
+"  --progress          progress bar on stderr; --no-progress: none (default: when\n"
+"                      stderr is a terminal)\n"
 "  -h, --help, --version\n"
 "\n"
 "Memory: the model's float32 weights plus, per thread, T x vocab logits and the forward\n"
@@ -63,27 +65,27 @@ static options parse_args(int argc, char **argv)
         {"seed", required_argument, 0, O_SEED},       {"temperature", required_argument, 0, O_TEMP},
         {"text-out", required_argument, 0, O_TEXT},   {"threads", required_argument, 0, O_THREADS},
         {"help", no_argument, 0, 'h'},                {"version", no_argument, 0, O_VERSION},
-        {0, 0, 0, 0}};
+        CLI_PROGRESS_OPTIONS, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "n:T:h", lo, NULL)) != -1) {
         switch (c) {
         case O_MODEL: o.model = optarg; break;
         case O_TOK: o.tokenizer = optarg; break;
-        case 'n': o.n = cli_parse_long("--sequences", optarg, 1, 100000000); break;
-        case 'T': o.steps = cli_parse_long("--steps", optarg, 1, 1 << 20); break;
-        case O_SEED: o.seed = (unsigned long)cli_parse_u64("--seed", optarg); break;
-        case O_TEMP: o.temperature = cli_parse_double("--temperature", optarg, 0, 1e6); break;
+        case 'n': o.n = cli_parse_long("sequences", optarg, 1, 100000000); break;
+        case 'T': o.steps = cli_parse_long("steps", optarg, 1, 1 << 20); break;
+        case O_SEED: o.seed = (unsigned long)cli_parse_u64("seed", optarg); break;
+        case O_TEMP: o.temperature = cli_parse_double("temperature", optarg, 0, 1e6); break;
         case O_TEXT: o.text_out = optarg; break;
-        case O_THREADS: o.threads = cli_parse_long("--threads", optarg, 1, 4096); break;
+        case O_THREADS: o.threads = cli_parse_long("threads", optarg, 1, 4096); break;
+        case CLI_OPT_PROGRESS: case CLI_OPT_NO_PROGRESS: cli_progress_option(c); break;
         case 'h': usage(); exit(0);
         case O_VERSION: cli_print_version(); exit(0);
-        default: die_usage("try 'sample --help'");
+        default: cli_bad_option(argv, lo, "n:T:h");
         }
     }
     if (!o.model)
         die_usage("--model is required");
-    if (optind != argc - 1)
-        die_usage("expected one output file (or -)");
+    cli_operands(argc, argv, 1, 1, "one OUTPUT");
     o.out = argv[optind];
     if (o.text_out && cli_is_stdio(o.text_out) && cli_is_stdio(o.out))
         die_usage("OUT and --text-out cannot both be stdout");
@@ -189,6 +191,8 @@ int main(int argc, char **argv)
 {
     cli_init("sample");
     options o = parse_args(argc, argv);
+    cli_out_plan(o.out);
+    cli_out_plan(o.text_out);
     char err[512];
     model *m = model_load(o.model, err, sizeof err);
     if (!m)
@@ -207,14 +211,14 @@ int main(int argc, char **argv)
         if (!tk || tok_check_model_vocab(tk, tok_path, m->cfg.vocab, err, sizeof err))
             die_data(NULL, "%s", err);
     }
-    /* Parallel over sequences; OpenBLAS single-threaded inside (model_set_threads). */
+    /* Parallel over sequences; each sequence's GEMMs run on its one thread (no nested pools). */
     model_set_threads((int)o.threads);
 
     int32_t *ids = xmalloc(sizeof(int32_t) * o.n * o.steps);
     int failed = 0;
     long done = 0;
     progress pg;
-    progress_begin(&pg, "sample", (double)o.n);
+    progress_begin(&pg, "sample", "seq", (double)o.n);
 #pragma omp parallel
     {
         float *logits = xmalloc(sizeof(float) * o.steps * (size_t)m->cfg.vocab);

@@ -39,6 +39,8 @@ static void usage(void) {
            "      --theorem1        write the Theorem-1 triple: 1 layer, heads A, B, C; A and B\n"
            "                        share content, C has A's sink mass and reversed content\n"
            "      --sA X, --sB X    Theorem-1 sink masses of A (and C) and B (0.9, 0.3)\n"
+           "      --progress        progress bar on stderr; --no-progress: none (default: when\n"
+           "                        stderr is a terminal)\n"
            "  -h, --help, -V, --version\n\n"
            "Memory: one (sequence, layer) block, 4*H*T*T bytes, plus the output image when writing\n"
            "to stdout.\n", cli_prog());
@@ -62,7 +64,7 @@ static const char *parse_args(int argc, char **argv, synth_opts *o) {
         {"bidirectional", 0, 0, O_BIDI}, {"sink", 1, 0, O_SINK}, {"sink-mass", 1, 0, O_SM},
         {"sink-jitter", 1, 0, O_JIT}, {"alpha", 1, 0, O_ALPHA}, {"seed", 1, 0, O_SEED},
         {"prob", 0, 0, O_PROB}, {"theorem1", 0, 0, O_T1}, {"sA", 1, 0, O_SA}, {"sB", 1, 0, O_SB},
-        {"pad", 1, 0, O_PAD}, {"help", 0, 0, 'h'}, {"version", 0, 0, 'V'}, {0, 0, 0, 0}};
+        {"pad", 1, 0, O_PAD}, {"help", 0, 0, 'h'}, {"version", 0, 0, 'V'}, CLI_PROGRESS_OPTIONS, {0, 0, 0, 0}};
     *o = (synth_opts){.S = 4, .L = 2, .H = 4, .T = 32, .causal = 1, .alpha = 1.0, .jitter = 0.5,
                       .sA = 0.9, .sB = 0.3, .seed = 1};
     int c;
@@ -83,12 +85,13 @@ static const char *parse_args(int argc, char **argv, synth_opts *o) {
         case O_T1: o->theorem1 = 1; break;
         case O_SA: o->sA = cli_parse_double("sA", optarg, 1e-12, 1 - 1e-12); break;
         case O_SB: o->sB = cli_parse_double("sB", optarg, 1e-12, 1 - 1e-12); break;
+        case CLI_OPT_PROGRESS: case CLI_OPT_NO_PROGRESS: cli_progress_option(c); break;
         case 'h': usage(); exit(0);
         case 'V': cli_print_version(); exit(0);
-        default: die_usage("unknown or incomplete option (see --help)");
+        default: cli_bad_option(argv, lo, "S:L:H:T:hV");
         }
     }
-    if (optind != argc - 1) die_usage("expected one OUTPUT argument (see --help)");
+    cli_operands(argc, argv, 1, 1, "one OUTPUT");
     if (o->theorem1) { o->L = 1; o->H = 3; }
     if (o->sink >= o->T) die_usage("--sink %d must be below --tokens %d", o->sink, o->T);
     if (o->pad && o->causal) die_usage("--pad needs --bidirectional");
@@ -220,7 +223,7 @@ int main(int argc, char **argv) {
             tokens[(size_t)s * o.T + t] = t;
         }
     progress pg;
-    progress_begin(&pg, "synth", (double)o.S * o.L);
+    progress_begin(&pg, "synth", "blocks", (double)o.S * o.L);
     for (int s = 0; s < o.S; s++)
         for (int l = 0; l < o.L; l++) {
             synth_block(&o, rc, rs, l, valid + (size_t)s * o.T, buf, lpi);

@@ -233,11 +233,11 @@ int main(int argc, char **argv) {
         case 't': tolfile = optarg; break;
         case 'h': fputs(usage, stdout); return 0;
         case 'V': cli_print_version(); return 0;
-        default: die_usage("try 'tabulate --help'");
+        default: cli_bad_option(argv, lo, "h");
         }
     }
     if (check) {
-        if (argc - optind != 2) die_usage("--check needs EXPECTED_DIR and RESULTS_DIR");
+        cli_operands(argc, argv, 2, 2, "EXPECTED_DIR and RESULTS_DIR after --check");
         return run_check(argv[optind], argv[optind + 1], tolfile);
     }
     if (tolfile) die_usage("--tolerances only goes with --check");

@@ -62,6 +62,8 @@ static void usage(void) {
            "common:\n"
            "      --seed N       seed (1)\n"
            "  -o, --output FILE  write the table to FILE ('-' = stdout, the default)\n"
+           "      --progress     progress bar on stderr; --no-progress: none (default: when\n"
+           "                     stderr is a terminal)\n"
            "  -h, --help, -V, --version\n\n"
            "Memory: theorem1 8*draws*D bytes; band 16*pairs*D bytes; identities about 200 KiB per\n"
            "thread. Time: identities with 100000 rows takes tens of CPU-seconds.\n", cli_prog());
@@ -83,7 +85,7 @@ static void parse_args(int argc, char **argv, th_opts *o) {
         {"grid", 1, 0, O_GRID}, {"draws", 1, 0, O_DRAWS}, {"D", 1, 0, O_D}, {"alpha", 1, 0, O_ALPHA},
         {"summary", 0, 0, O_SUMMARY}, {"steps", 1, 0, O_STEPS}, {"pairs", 1, 0, O_PAIRS},
         {"rows", 1, 0, O_ROWS}, {"seed", 1, 0, O_SEED}, {"output", 1, 0, 'o'},
-        {"help", 0, 0, 'h'}, {"version", 0, 0, 'V'}, {0, 0, 0, 0}};
+        {"help", 0, 0, 'h'}, {"version", 0, 0, 'V'}, CLI_PROGRESS_OPTIONS, {0, 0, 0, 0}};
     if (argc < 2) die_usage("expected a subcommand: theorem1, band or identities (see --help)");
     if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) { usage(); exit(0); }
     if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) { cli_print_version(); exit(0); }
@@ -93,7 +95,6 @@ static void parse_args(int argc, char **argv, th_opts *o) {
     o->D = strcmp(o->cmd, "band") ? 16 : 32;
     argc--; argv++;
     int c;
-    opterr = 0;   /* getopt's own message would make a second stderr line */
     while ((c = getopt_long(argc, argv, ":o:hV", lo, NULL)) != -1) {
         if (c >= O_GRID && c < O_SEED && !(allowed & BIT(c)))
             die_usage("--%s does not apply to '%s' (see --help)", lo[c - O_GRID].name, o->cmd);
@@ -108,13 +109,13 @@ static void parse_args(int argc, char **argv, th_opts *o) {
         case O_ROWS: o->rows = cli_parse_long("rows", optarg, 1, 1000000000L); break;
         case O_SEED: o->seed = cli_parse_u64("seed", optarg); break;
         case 'o': o->output = optarg; break;
+        case CLI_OPT_PROGRESS: case CLI_OPT_NO_PROGRESS: cli_progress_option(c); break;
         case 'h': usage(); exit(0);
         case 'V': cli_print_version(); exit(0);
-        case ':': die_usage("%s needs a value (see --help)", argv[optind - 1]);
-        default: die_usage("unknown option '%s' (see --help)", argv[optind - 1]);
+        default: cli_bad_option(argv, lo, ":o:hV");
         }
     }
-    if (optind != argc) die_usage("unexpected argument '%s' (see --help)", argv[optind]);
+    cli_operands(argc, argv, 0, 0, "options only after the subcommand");
     if ((double)o->draws * o->D > 1e9 || (double)o->pairs * o->D > 5e8)
         die_usage("--draws/--pairs times --D is too large for memory");
 }
@@ -144,7 +145,7 @@ static void table_head(strbuf *sb, const th_opts *o, const char *header) {
     }
     prov_opt_int(p, "seed", (long long)o->seed);
     char *js = prov_json(p);
-    sb_printf(sb, "# provenance\t%s\n%s\n", js, header);
+    sb_printf(sb, "# provenance: %s\n%s\n", js, header);
     free(js);
     prov_free(p);
 }
@@ -232,7 +233,7 @@ static void run_theorem1(const th_opts *o, strbuf *sb) {
     for (int d = 0; d < o->draws; d++) log_dirichlet(r, o->alpha, n, lpis + (size_t)d * n);
     t1_count *cnt = xcalloc((size_t)G * G, sizeof *cnt);
     progress pg;
-    progress_begin(&pg, "theorem1", (double)G * G);
+    progress_begin(&pg, "theorem1", "cells", (double)G * G);
     for (int i = 0; i < G; i++)
         for (int j = 0; j < G; j++) {
             t1_point(o, 0.05 + 0.9 * i / (G - 1), 0.05 + 0.9 * j / (G - 1), lpis, rows, &cnt[i * G + j]);
@@ -289,7 +290,7 @@ static void run_band(const th_opts *o, strbuf *sb) {
     table_head(sb, o, "s\tbound\tmin_cos_sim\tmax_cos_sim\tmin_cos_keep\tmax_cos_keep\tmin_js_keep"
                       "\tmax_js_keep\tmin_euc_keep\tmax_euc_keep\tmin_content\tmax_content\tbound_holds");
     progress pg;
-    progress_begin(&pg, "band", o->steps);
+    progress_begin(&pg, "band", "steps", o->steps);
     for (int j = 0; j < o->steps; j++) {
         double s = j ? 0.99 * j / (o->steps - 1) : 1e-12;
         double lo[NBAND], hi[NBAND];
@@ -466,7 +467,7 @@ static void run_identities(const th_opts *o, strbuf *sb) {
     double worst[NIDENT] = {0};
     long done = 0;
     progress pg;
-    progress_begin(&pg, "identities", (double)o->rows);
+    progress_begin(&pg, "identities", "rows", (double)o->rows);
     #pragma omp parallel
     {
         id_work w;

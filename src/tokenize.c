@@ -78,13 +78,13 @@ static void parse_args(int argc, char **argv, tk_opts *o) {
         case 'I': o->info = 1; break;
         case 'h': usage(); exit(0);
         case 'V': cli_print_version(); exit(0);
-        default: die_usage("unknown or incomplete option (see --help)");
+        default: cli_bad_option(argv, lo, "t:f:bwo:hV");
         }
     }
     if (!o->tokenizer) die_usage("--tokenizer PATH is required (see --help)");
     if (o->bos && o->special) die_usage("--bos and --special exclude each other (see --help)");
     if (optind < argc) o->in = argv[optind++];
-    if (optind < argc) die_usage("expected at most one input FILE (see --help)");
+    cli_operands(argc, argv, 0, 0, "at most one input FILE");
 }
 
 /* Provenance inputs: the tokenizer file, or the tokenizer files present in its directory. */
@@ -168,6 +168,7 @@ int main(int argc, char **argv) {
     cli_init(argv[0]);
     tk_opts o;
     parse_args(argc, argv, &o);
+    cli_out_plan(o.out);
     char err[1024] = "";
     tok *t = tok_load(o.tokenizer, o.family, err, sizeof err);
     if (!t) {

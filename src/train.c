@@ -63,6 +63,8 @@ static const char *USAGE =
     "                     is not recorded in them; docs/TRAIN.md, Determinism).\n"
     "  --log-every N      training-loss lines in train-log.tsv every N updates (default 10)\n"
     "  --no-checkpoints   save only the final model\n"
+    "  --progress         progress bar on stderr; --no-progress: none (default: when stderr\n"
+    "                     is a terminal)\n"
     "  --help, --version\n"
     "\n"
     "Memory: about 4 x parameters x 4 bytes (weights, gradients, two AdamW moments) plus the\n"
@@ -80,7 +82,7 @@ static void parse_args(int argc, char **argv, opts *o) {
         {"config", 1, 0, 'c'}, {"profile", 1, 0, 'p'}, {"train", 1, 0, 't'}, {"valid", 1, 0, 'v'},
         {"out", 1, 0, 'o'}, {"steps", 1, 0, 's'}, {"seed", 1, 0, 'S'}, {"threads", 1, 0, 'j'},
         {"log-every", 1, 0, 'l'}, {"no-checkpoints", 0, 0, 'n'}, {"help", 0, 0, 'h'}, {"version", 0, 0, 'V'},
-        {0, 0, 0, 0}};
+        CLI_PROGRESS_OPTIONS, {0, 0, 0, 0}};
     *o = (opts){.train = "results/corpus/kjv-train.txt", .valid = "results/corpus/kjv-valid.txt",
                 .profile = "quick", .steps = -1, .seed = -1, .threads = 0, .log_every = 10, .checkpoints = 1};
     int c;
@@ -91,17 +93,18 @@ static void parse_args(int argc, char **argv, opts *o) {
         case 't': o->train = optarg; break;
         case 'v': o->valid = optarg; break;
         case 'o': o->out = optarg; break;
-        case 's': o->steps = cli_parse_long("--steps", optarg, 0, 100000000); break;
-        case 'S': o->seed = cli_parse_long("--seed", optarg, 0, 4294967295L); break;
-        case 'j': o->threads = cli_parse_long("--threads", optarg, 1, 1024); break;
-        case 'l': o->log_every = cli_parse_long("--log-every", optarg, 1, 100000000); break;
+        case 's': o->steps = cli_parse_long("steps", optarg, 0, 100000000); break;
+        case 'S': o->seed = cli_parse_long("seed", optarg, 0, 4294967295L); break;
+        case 'j': o->threads = cli_parse_long("threads", optarg, 1, 1024); break;
+        case 'l': o->log_every = cli_parse_long("log-every", optarg, 1, 100000000); break;
         case 'n': o->checkpoints = 0; break;
+        case CLI_OPT_PROGRESS: case CLI_OPT_NO_PROGRESS: cli_progress_option(c); break;
         case 'h': fputs(USAGE, stdout); exit(0);
         case 'V': cli_print_version(); exit(0);
-        default: die_usage("unknown option (see --help)");
+        default: cli_bad_option(argv, lo, "");
         }
     }
-    if (optind < argc) die_usage("unexpected argument %s", argv[optind]);
+    cli_operands(argc, argv, 0, 0, "options only");
     if (!o->config) die_usage("--config FILE is required");
     if (!o->out) die_usage("--out DIR is required");
     if (strcmp(o->profile, "full") && strcmp(o->profile, "quick")) die_usage("--profile must be full or quick");
@@ -526,7 +529,7 @@ int main(int argc, char **argv) {
     char label[160];
     snprintf(label, sizeof label, "train %s", r.name);
     progress pg;
-    progress_begin(&pg, label, (double)steps);
+    progress_begin(&pg, label, "steps", (double)steps);
     double window_loss = 0, last_loss = NAN, t0 = cli_now(), t_train = 0, c0 = (double)clock() / CLOCKS_PER_SEC;
     long nwin = 0;
     tr_mkdirs(o.out);

@@ -31,7 +31,10 @@ sys.exit(0 if a.shape == b.shape and r <= 1e-12 else 1)" >"$T/sa.txt" 2>&1
     else fail "$n: $(head -c 300 "$T/sa.txt")"; fi
 }
 "$BIN/synth" -S 3 -L 2 -H 3 -T 12 --seed 3 "$T/c.h5"
-"$BIN/distance" "$T/c.h5" "$T/c.d.h5" >"$T/c.heads.tsv"
+"$BIN/distance" "$T/c.h5" "$T/c.d.h5" --tsv "$T/c.heads.tsv" >"$T/c.stdout"
+check "distance: nothing on stdout without --tsv -" test ! -s "$T/c.stdout"
+"$BIN/distance" --tsv - "$T/c.h5" "$T/c.d2.h5" >"$T/c.heads-stdout.tsv"
+check "distance: --tsv - writes the same table to stdout" cmp "$T/c.heads.tsv" "$T/c.heads-stdout.tsv"
 direct_ok "distance: causal file, every matrix equals the direct computation" "$T/c.h5" "$T/c.d.h5"
 "$BIN/synth" -S 3 -L 2 -H 4 -T 16 --seed 5 "$T/c5.h5"
 "$BIN/distance" "$T/c5.h5" "$T/c5.d.h5" >/dev/null
@@ -154,8 +157,8 @@ for g in distance sum exact rms sum_sq exact_sq head_sink_mass rows; do
     h5diff "$T/m1.h5" "$T/merged.h5" "/$g" "/$g" >/dev/null || same_all=0
 done
 check "distance: --merge of 3 shards (any order) is bit-identical to one run (rms/ and sums of squares too)" test $same_all = 1
-"$BIN/distance" --merge "$T/merged-b.h5" "$T/s2.h5" "$T/s3.h5" "$T/s1.h5" >"$T/merged-b.tsv"
-"$BIN/distance" "$T/m.h5" "$T/m1-b.h5" >"$T/m1-b.tsv"
+"$BIN/distance" --merge --tsv "$T/merged-b.tsv" "$T/merged-b.h5" "$T/s2.h5" "$T/s3.h5" "$T/s1.h5"
+"$BIN/distance" --tsv "$T/m1-b.tsv" "$T/m.h5" "$T/m1-b.h5"
 check "distance: contiguous shards merge into the same bytes as one run, provenance included (file and TSV)" \
     bash -c "cmp '$T/m1-b.h5' '$T/merged-b.h5' && cmp '$T/m1-b.tsv' '$T/merged-b.tsv'"
 check "distance: merged file records the whole sequence range and the number of sequences" "$PYTHON" -c "

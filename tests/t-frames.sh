@@ -101,7 +101,7 @@ want = dict(min_query=4, tau_r=0.3, tau_z=3.0, min_seq_share=0.5, central_share=
             min_sink_heads=0.1, model_layers_from=1, zero_delta=1e-9)
 sys.exit(0 if p['program'] == 'frames' and p['inputs'][0]['sha256'] == sha and all(o[k] == v for k, v in want.items())
          and p['upstream'][0]['program'] == 'synth' else 1)"
-check "frames: the TSV's first line is the same provenance" bash -c "head -1 '$T/d1.tsv' | grep -q '^# provenance	{\"inputs\"'"
+check "frames: the TSV's first line is the same provenance" bash -c "head -1 '$T/d1.tsv' | grep -q '^# provenance: {\"inputs\"'"
 "$BIN/frames" --heads - "$T/c.h5" >"$T/stdout.tsv"
 check "frames: --heads - writes the table to stdout (no label line then)" cmp -s "$T/stdout.tsv" "$T/d1.tsv"
 check "frames: reads stdin" bash -c "cat '$T/c.h5' | '$BIN/frames' - | cut -f2 | grep -qx centralized"
@@ -184,7 +184,7 @@ check "frames.sh: plot table has one row per checkpoint and head with the label 
 check "frames.sh: both tables start with a JSON provenance naming the 6 checkpoint tables" "$PYTHON" -c "
 import json, sys
 for f in ('$T/ser/s.tsv', '$T/ser/e.tsv'):
-    p = json.loads(open(f).readline().split('\t', 1)[1])
+    p = json.loads(open(f).readline().split('# provenance: ', 1)[1])
     if p['program'] != 'frames.sh' or len(p['inputs']) != 6 or len(p['inputs'][0]['sha256']) != 64: sys.exit(1)"
 check "frames.sh: the share columns are the head labels of layers >= 1" \
     test "$(grep -v '^#' "$T/ser/s.tsv" | awk -F'\t' 'NR == 3 { print $9, $10 }')" = "1 0"

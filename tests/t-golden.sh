@@ -49,7 +49,7 @@ else
     fail "per-head TSV differs from $GOLD: $(diff <(grep -v '^#' "$GOLD") <(grep -v '^#' "$T/heads.tsv") | head -5 | tr '\n' ' ')"
 fi
 check "TSV records the provenance and the model" \
-    grep -q '^# provenance	{.*"program":"decompose"' "$T/heads.tsv"
+    grep -q '^# provenance: {.*"program":"decompose"' "$T/heads.tsv"
 
 # determinism: same seed → byte-identical files; another seed → different ones. The pause makes
 # any wall-clock time stored in a file (e.g. HDF5 object-header timestamps) show as a difference.

@@ -115,7 +115,7 @@ check "frames-pos.tsv: each model's checkpoints 0 16 20 were labelled" bash -c "
     for m in $SET; do [ \"\$(grep -v '^#' '$R2/tables/frames-train-'\$m.tsv | awk -F'\t' 'NR > 1 { printf \"%s \", \$2 }')\" = '0 16 20 ' ] || exit 1; done"
 check "frames-pos.tsv: JSON provenance with the config, report, label and emergence table of each model" "$PYTHON" -c "
 import json, sys
-p = json.loads(open('$P').readline().split('\t', 1)[1])
+p = json.loads(open('$P').readline().split('# provenance: ', 1)[1])
 names = [i['name'] for i in p['inputs']]
 sys.exit(not (p['program'] == 'posenc.sh' and len(names) == 8 and all(len(i['sha256']) == 64 for i in p['inputs'])
               and names[1].endswith('kjv-pos-rope/report.tsv')))"
@@ -133,7 +133,7 @@ check "RESULTS.md: the matched-set part puts the seed's prediction beside the la
 # the verdict sentence for every combination of the two labels, on hand-made tables
 verdict() {
     mkdir -p "$T/v/data"
-    printf '# provenance\t{}\npos\tmodel\tlabel\trunner_up\tsink_head_share\temergence_step\tval_loss\nrope\ta\t%s\t-\t0.5\t16\t2\nrope-ntk\tb\t%s\t-\t0.5\tnan\t2\n' \
+    printf '# provenance: {}\npos\tmodel\tlabel\trunner_up\tsink_head_share\temergence_step\tval_loss\nrope\ta\t%s\t-\t0.5\t16\t2\nrope-ntk\tb\t%s\t-\t0.5\tnan\t2\n' \
         "$1" "$2" >"$T/v/data/frames-pos.tsv"
     "$PYTHON" pipelines/paper/paper.py results "$T/v/R.md" "$T/v" >/dev/null 2>&1 && grep -q "$3" "$T/v/R.md"
 }

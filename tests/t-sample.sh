@@ -8,7 +8,7 @@ MB=$S260/stories260K.bin
 check "--help documents usage and memory" grep -q "^Usage: sample .*--model" "$T/help"
 check "--version" bash -c "'$BIN/sample' --version | grep -q '^sample (attncoda) '"
 expect_error "missing --model is a usage error" 2 "sample: --model is required" - "$BIN/sample" "$T/o"
-expect_error "missing output is a usage error" 2 "expected one output" - "$BIN/sample" --model "$MB"
+expect_error "missing output is a usage error" 2 "expected one OUTPUT" - "$BIN/sample" --model "$MB"
 expect_error "steps beyond the context" 2 "steps 600 exceeds the model's context length 512" "$T/o" \
     "$BIN/sample" --model "$MB" -T 600 "$T/o"
 expect_error "negative temperature" 2 "temperature" "$T/o" \

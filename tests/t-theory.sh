@@ -10,7 +10,7 @@ col() { awk -F'\t' -v n="$2" 'NR == 2 { for (i = 1; i <= NF; i++) if ($i == n) p
 "$BIN/theory" theorem1 --grid 7 --draws 60 >"$T/t1.tsv"
 "$BIN/theory" theorem1 --grid 7 --draws 60 --summary >"$T/t1s.tsv"
 check "theorem1: provenance line first, then the header, then 49 grid rows" \
-    awk -F'\t' 'NR == 1 && !/^# provenance\t\{"inputs"/ { exit 1 } NR == 2 && $1 != "s_A" { exit 1 }
+    awk -F'\t' 'NR == 1 && !/^# provenance: \{"inputs"/ { exit 1 } NR == 2 && $1 != "s_A" { exit 1 }
                 END { exit NR != 51 }' "$T/t1.tsv"
 c=$(col "$T/t1.tsv" rev_content)
 check "theorem1: d_A_perp full vs drop reverses on no grid point" \

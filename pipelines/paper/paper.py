@@ -95,7 +95,7 @@ def provenance(command, inputs, options=None):
     p = {"program": PROG, "version": VERSION, "command": command,
          "inputs": [{"name": i, "sha256": sha256(i)} for i in inputs],
          "options": options or {}}
-    return "# provenance\t" + json.dumps(p, sort_keys=True, separators=(",", ":"))
+    return "# provenance: " + json.dumps(p, sort_keys=True, separators=(",", ":"))
 
 
 def write_atomic(path, text):

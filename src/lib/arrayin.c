@@ -243,10 +243,11 @@ static char *stdin_to_file(void) {
     snprintf(name, n, "%s/attncoda-import-XXXXXX", base);
     int fd = mkstemp(name);
     if (fd < 0) die_data("-", "cannot create a temporary file: %s", strerror(errno));
+    cli_temp_add(name);   /* removed by every die_* and on signals, whatever rejects the input */
     size_t done = 0;
     while (done < len) {
         ssize_t w = write(fd, buf + done, len - done);
-        if (w <= 0) { unlink(name); die_data("-", "cannot write a temporary file: %s", strerror(errno)); }
+        if (w <= 0) die_data("-", "cannot write a temporary file: %s", strerror(errno));
         done += (size_t)w;
     }
     close(fd);
@@ -444,8 +445,9 @@ static void add_safetensors(ai_set *s, ai_file_rec *r, const char *file, const c
     char err[1024];
     if (!r->st) r->st = st_open_file(path, err, sizeof err);
     if (!r->st) {
-        const char *why = strchr(err, ':');
-        die_data(file, "%s", why && why[1] ? why + 2 : err);
+        /* the reader names the path it opened: drop that prefix (a ':' in the name is no end) */
+        size_t n = strlen(path);
+        die_data(file, "%s", !strncmp(err, path, n) && !strncmp(err + n, ": ", 2) ? err + n + 2 : err);
     }
     int n = st_count(r->st);
     const st_tensor **t = xmalloc(sizeof *t * (size_t)(n ? n : 1));
@@ -617,7 +619,7 @@ void ai_add(ai_set *s, const char *spec) {
     } else {
         die_data(file, "not a .npy, .npz, safetensors or HDF5 file");
     }
-    if (is_stdin) unlink(path);
+    if (is_stdin) cli_temp_remove(path);
     free(path);
     free(file);
     free(name);

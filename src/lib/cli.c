@@ -6,18 +6,26 @@
 #include <limits.h>
 #include <math.h>
 #include <nettle/sha2.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 static const char *g_prog = "attncoda";
 
+static void install_signal_handlers(void);
+static void at_exit_cleanup(void);
+
 void cli_init(const char *prog) {
-    opterr = 0;   /* getopt's own message would make usage errors two lines; die_usage reports */
+    opterr = 0;   /* getopt's own message would make usage errors two lines; cli_bad_option reports */
     const char *slash = strrchr(prog, '/');
     g_prog = slash ? slash + 1 : prog;
+    install_signal_handlers();
+    atexit(at_exit_cleanup);
 }
 const char *cli_prog(void) { return g_prog; }
 
@@ -38,8 +46,11 @@ static void vmessage(const char *file, const char *fmt, va_list ap) {
 static void (*g_exit_hook)(int);
 void cli_set_exit_hook(void (*hook)(int status)) { g_exit_hook = hook; }
 
+static int g_dying;   /* a die_* is exiting: its status and message stand */
+
 static _Noreturn void die_exit(int status) {
     if (g_exit_hook) g_exit_hook(status);
+    g_dying = 1;
     exit(status);
 }
 
@@ -67,7 +78,110 @@ void cli_err_prefix(char *err, size_t errlen, const char *path) {
     snprintf(err, errlen, "%s: %s", path, tmp);
 }
 
+/* ---- option errors ---- */
+
+/* Edits between a and b, an adjacent transposition counting as one ("qeury" is one from "query"). */
+static int edit_distance(const char *a, const char *b) {
+    enum { MAXLEN = 64 };
+    size_t n = strlen(a), m = strlen(b);
+    if (n > MAXLEN || m > MAXLEN) return INT_MAX;
+    int d[MAXLEN + 1][MAXLEN + 1];
+    for (size_t i = 0; i <= n; i++) d[i][0] = (int)i;
+    for (size_t j = 0; j <= m; j++) d[0][j] = (int)j;
+    for (size_t i = 1; i <= n; i++)
+        for (size_t j = 1; j <= m; j++) {
+            int v = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < v) v = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < v) v = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < v)
+                v = d[i - 2][j - 2] + 1;
+            d[i][j] = v;
+        }
+    return d[n][m];
+}
+
+/* The one long option nearest to name when it is close enough to be a typo of it, else NULL. */
+static const char *nearest_option(const char *name, const struct option *lo) {
+    const char *best = NULL;
+    int bestd = INT_MAX, tie = 0;
+    for (; lo->name; lo++) {
+        int d = edit_distance(name, lo->name);
+        if (d < bestd) bestd = d, best = lo->name, tie = 0;
+        else if (d == bestd) tie = 1;
+    }
+    size_t len = strlen(name);
+    int limit = len < 4 ? 1 : len < 9 ? 2 : 3;
+    return best && !tie && bestd <= limit ? best : NULL;
+}
+
+/* The long option that "--name" selects as getopt_long does (exact name, else a unique prefix);
+ * *nprefix = how many options name is a prefix of. */
+static const struct option *find_long(const struct option *lo, const char *name, int *nprefix) {
+    const struct option *hit = NULL;
+    size_t len = strlen(name);
+    *nprefix = 0;
+    for (; lo->name; lo++) {
+        if (!strcmp(lo->name, name)) { *nprefix = 1; return lo; }
+        if (!strncmp(lo->name, name, len)) hit = lo, ++*nprefix;
+    }
+    return *nprefix == 1 ? hit : NULL;
+}
+
+static _Noreturn void bad_long_option(const char *arg, const struct option *lo) {
+    char name[128];
+    snprintf(name, sizeof name, "%.*s", (int)strcspn(arg + 2, "="), arg + 2);
+    int nprefix;
+    const struct option *o = find_long(lo, name, &nprefix);
+    if (o && o->val == optopt && optopt != 0) {   /* a known option used wrongly */
+        if (o->has_arg == no_argument) die_usage("option '--%s' takes no value", o->name);
+        die_usage("option '--%s' needs a value", o->name);
+    }
+    if (nprefix > 1) {
+        char list[512] = "";
+        size_t used = 0, len = strlen(name);
+        for (const struct option *p = lo; p->name; p++)
+            if (!strncmp(p->name, name, len) && used < sizeof list)
+                used += (size_t)snprintf(list + used, sizeof list - used, "%s--%s", used ? ", " : "", p->name);
+        die_usage("option '--%s' is ambiguous (%s)", name, list);
+    }
+    const char *near = nearest_option(name, lo);
+    if (near) die_usage("unknown option '--%s' (did you mean '--%s'?)", name, near);
+    die_usage("unknown option '--%s' (see --help)", name);
+}
+
+void cli_bad_option(char **argv, const struct option *lo, const char *shortopts) {
+    /* getopt_long leaves the failing argument at argv[optind - 1] when it was a long option; a short
+     * option inside a cluster ("-xq") may not have advanced optind yet, so those are named by optopt. */
+    const char *arg = optind > 0 ? argv[optind - 1] : "";
+    int nprefix = 0;
+    int is_long = !strncmp(arg, "--", 2) && arg[2];
+    if (is_long && optopt != 0) {   /* the short-option case only when the long one does not fit */
+        char name[128];
+        snprintf(name, sizeof name, "%.*s", (int)strcspn(arg + 2, "="), arg + 2);
+        const struct option *o = find_long(lo, name, &nprefix);
+        is_long = o && o->val == optopt;
+    }
+    if (is_long) bad_long_option(arg, lo);
+    const char *spec = optopt > 0 && optopt < 256 && optopt != ':' ? strchr(shortopts, optopt) : NULL;
+    if (spec && spec[1] == ':') die_usage("option '-%c' needs a value", optopt);
+    if (optopt > 32 && optopt < 127) die_usage("unknown option '-%c' (see --help)", optopt);
+    die_usage("unknown option '%s' (see --help)", arg);
+}
+
+void cli_operands(int argc, char **argv, int min, int max, const char *what) {
+    int n = argc - optind;
+    if (n < min) die_usage("expected %s (see --help)", what);
+    if (max >= 0 && n > max) die_usage("unexpected argument '%s' (expected %s; see --help)", argv[optind + max], what);
+}
+
+/* Options are named without their dashes; a caller's "--steps" must not print as "----steps". */
+static const char *bare(const char *opt) {
+    while (*opt == '-') opt++;
+    return opt;
+}
+
 long cli_parse_long(const char *opt, const char *s, long lo, long hi) {
+    opt = bare(opt);
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
@@ -77,6 +191,7 @@ long cli_parse_long(const char *opt, const char *s, long lo, long hi) {
 }
 
 double cli_parse_double(const char *opt, const char *s, double lo, double hi) {
+    opt = bare(opt);
     char *end;
     errno = 0;
     double v = strtod(s, &end);
@@ -86,6 +201,7 @@ double cli_parse_double(const char *opt, const char *s, double lo, double hi) {
 }
 
 uint64_t cli_parse_u64(const char *opt, const char *s) {
+    opt = bare(opt);
     char *end;
     errno = 0;
     unsigned long long v = strtoull(s, &end, 10);
@@ -118,6 +234,7 @@ const char *cli_display_name(const char *path) { return cli_is_stdio(path) ? "(s
 unsigned char *cli_slurp(const char *path, size_t *len) {
     FILE *f = cli_is_stdio(path) ? stdin : fopen(path, "rb");
     if (!f) die_data(path, "cannot open: %s", strerror(errno));
+    cli_input_note(path);
     size_t cap = 1 << 16, n = 0;
     unsigned char *buf = xmalloc(cap);
     for (;;) {
@@ -144,44 +261,201 @@ char *cli_slurp_text(const char *path, size_t *len) {
     die_data(path, "line %ld: NUL byte (a binary file, not text?)", line);
 }
 
-/* Registered outputs: final path and temporary path, removed on abort. */
+/* ---- inputs: refuse an output that is the same file ---- */
+
+/* Static storage, no malloc: a reader notes its input while a fuzz harness (tests/fuzz) tracks
+ * and then frees what a rejected input allocated. Names go into one pool (the messages need them);
+ * past the limits a file is not noted, which only weakens the check. */
+typedef struct { dev_t dev; ino_t ino; const char *name; } file_id;
+enum { MAX_INPUTS = 4096, MAX_PLANNED = 512, NAME_POOL = 1 << 17 };
+static file_id g_inputs[MAX_INPUTS], g_planned[MAX_PLANNED];
+static int g_ninputs, g_nplanned;
+static char g_name_pool[NAME_POOL];
+static size_t g_name_used;
+
+static _Noreturn void refuse(const char *out, const char *in) {
+    if (cli_is_stdio(out))
+        die_usage("stdout is the input '%s' (the same file); refusing to overwrite it", in);
+    die_usage("output '%s' is the input '%s' (the same file); refusing to overwrite it", out, in);
+}
+
+/* The file path names (stdout for "-" on the output side, stdin on the input side), if regular. */
+static int regular_file_id(const char *path, int fd_for_dash, struct stat *st) {
+    int got = cli_is_stdio(path) ? fstat(fd_for_dash, st) : stat(path, st);
+    return got == 0 && S_ISREG(st->st_mode);
+}
+
+static int same_file(const file_id *f, const struct stat *st) { return f->dev == st->st_dev && f->ino == st->st_ino; }
+
+static void add_id(file_id *list, int *n, int max, const struct stat *st, const char *name) {
+    size_t len = strlen(name) + 1;
+    if (*n == max) return;
+    const char *kept = "(an input)";
+    if (len <= NAME_POOL - g_name_used) {
+        kept = memcpy(g_name_pool + g_name_used, name, len);
+        g_name_used += len;
+    }
+    list[(*n)++] = (file_id){st->st_dev, st->st_ino, kept};
+}
+
+void cli_input_note(const char *path) {
+    struct stat st;
+    if (!path || !regular_file_id(path, STDIN_FILENO, &st)) return;
+    for (int i = 0; i < g_nplanned; i++)
+        if (same_file(&g_planned[i], &st)) refuse(g_planned[i].name, cli_display_name(path));
+    for (int i = 0; i < g_ninputs; i++)
+        if (same_file(&g_inputs[i], &st)) return;
+    add_id(g_inputs, &g_ninputs, MAX_INPUTS, &st, cli_display_name(path));
+}
+
+/* Dies (exit 2) when the output path, or stdout for "-", is a file already read as an input. */
+static void refuse_output_on_input(const char *path) {
+    struct stat st;
+    if (!regular_file_id(path, STDOUT_FILENO, &st)) return;
+    for (int i = 0; i < g_ninputs; i++)
+        if (same_file(&g_inputs[i], &st)) refuse(path, g_inputs[i].name);
+}
+
+void cli_out_plan(const char *path) {
+    struct stat st;
+    if (!path || !regular_file_id(path, STDOUT_FILENO, &st)) return;
+    refuse_output_on_input(path);
+    add_id(g_planned, &g_nplanned, MAX_PLANNED, &st, path);
+}
+
+/* ---- temporary files and uncommitted outputs: removed on every exit path ---- */
+
+/* Fixed storage, so that the signal handler only reads plain arrays and calls unlink. */
+#define MAX_TEMPS 64
+static char g_temp_path[MAX_TEMPS][PATH_MAX];
+static volatile sig_atomic_t g_temp_used[MAX_TEMPS];
+
+static int temp_slot_add(const char *path) {
+    if (strlen(path) >= PATH_MAX) die_usage("path too long: %.64s...", path);
+    for (int i = 0; i < MAX_TEMPS; i++)
+        if (!g_temp_used[i]) {
+            strcpy(g_temp_path[i], path);
+            atomic_signal_fence(memory_order_seq_cst);   /* the path is whole before a handler sees it */
+            g_temp_used[i] = 1;
+            return i;
+        }
+    die_usage("too many output and temporary files");
+}
+
+static int temp_slot_find(const char *path) {
+    for (int i = 0; i < MAX_TEMPS; i++)
+        if (g_temp_used[i] && !strcmp(g_temp_path[i], path)) return i;
+    return -1;
+}
+
+void cli_temp_add(const char *path) { temp_slot_add(path); }
+
+void cli_temp_remove(const char *path) {
+    int i = temp_slot_find(path);
+    struct stat st;
+    if (stat(path, &st) == 0)   /* a temporary read back is no input: its inode may be reused */
+        for (int k = 0; k < g_ninputs; k++)
+            if (same_file(&g_inputs[k], &st)) g_inputs[k].ino = 0, g_inputs[k].dev = 0;
+    unlink(path);
+    if (i >= 0) g_temp_used[i] = 0;
+}
+
+static void remove_all_temps(void) {
+    for (int i = 0; i < MAX_TEMPS; i++)
+        if (g_temp_used[i]) {
+            unlink(g_temp_path[i]);
+            g_temp_used[i] = 0;
+        }
+}
+
+/* At exit: a table printed to a full disk or closed stdout is an error (exit 1, naming stdout),
+ * not a silent success; and no temporary file outlives the program. */
+static void at_exit_cleanup(void) {
+    if (!g_dying && fflush(stdout) != 0) {
+        fprintf(stderr, "%s: (stdout): write error: %s\n", g_prog, strerror(errno));
+        remove_all_temps();
+        _exit(EXIT_DATA);
+    }
+    remove_all_temps();
+}
+
+static const int FATAL_SIGNALS[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT};
+
+/* Async-signal-safe: unlink only, then die of the same signal with its default action. */
+static void on_fatal_signal(int sig) {
+    for (int i = 0; i < MAX_TEMPS; i++)
+        if (g_temp_used[i]) unlink(g_temp_path[i]);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void install_signal_handlers(void) {
+    for (size_t i = 0; i < sizeof FATAL_SIGNALS / sizeof *FATAL_SIGNALS; i++) {
+        struct sigaction old, sa;
+        /* a signal ignored by the parent (nohup, a background job of a script) stays ignored,
+         * and a handler already there (libFuzzer's, in tests/fuzz) stays */
+        if (sigaction(FATAL_SIGNALS[i], NULL, &old) != 0 || old.sa_handler != SIG_DFL) continue;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_fatal_signal;
+        sigemptyset(&sa.sa_mask);
+        for (size_t j = 0; j < sizeof FATAL_SIGNALS / sizeof *FATAL_SIGNALS; j++) sigaddset(&sa.sa_mask, FATAL_SIGNALS[j]);
+        sigaction(FATAL_SIGNALS[i], &sa, NULL);
+    }
+}
+
+/* Registered outputs: final path and the temporary-file slot that holds it until commit. */
 #define MAX_OUTS 64
-static struct { char *final, *tmp; } g_outs[MAX_OUTS];
-static int g_nouts;
+static struct { char *final; int slot; } g_outs[MAX_OUTS];
 
 const char *cli_out_begin(const char *path) {
+    refuse_output_on_input(path);
     if (cli_is_stdio(path)) return NULL;
-    if (g_nouts == MAX_OUTS) die_usage("too many output files");
+    /* the rename that commits an output would replace a device node (/dev/null, as root) or a
+     * FIFO by a regular file: refused, with the way that works ('-' and a redirection) */
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) die_usage("output '%s' is a directory", path);
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        die_usage("output '%s' is a device or pipe, not a file: give '-' and redirect stdout to it", path);
+    int k = 0;
+    while (k < MAX_OUTS && g_outs[k].final) k++;
+    if (k == MAX_OUTS) die_usage("too many output files");
     size_t n = strlen(path) + 32;
     char *tmp = xmalloc(n);
     snprintf(tmp, n, "%s.tmp%ld", path, (long)getpid());
-    g_outs[g_nouts].final = xstrdup(path);
-    g_outs[g_nouts].tmp = tmp;
-    return g_outs[g_nouts++].tmp;
+    g_outs[k].slot = temp_slot_add(tmp);
+    g_outs[k].final = xstrdup(path);
+    free(tmp);
+    return g_temp_path[g_outs[k].slot];
 }
 
 void cli_out_commit(const char *path) {
-    for (int i = 0; i < g_nouts; i++) {
+    for (int i = 0; i < MAX_OUTS; i++) {
         if (g_outs[i].final && strcmp(g_outs[i].final, path) == 0) {
-            if (rename(g_outs[i].tmp, g_outs[i].final) != 0)
+            /* again here: an input may have been read after the output was begun */
+            refuse_output_on_input(path);
+            int slot = g_outs[i].slot;
+            if (rename(g_temp_path[slot], g_outs[i].final) != 0)
                 die_data(path, "cannot rename temporary output into place: %s", strerror(errno));
+            g_temp_used[slot] = 0;
             free(g_outs[i].final);
-            free(g_outs[i].tmp);
-            g_outs[i].final = g_outs[i].tmp = NULL;
+            g_outs[i].final = NULL;
             return;
         }
     }
 }
 
 void cli_out_abort_all(void) {
-    for (int i = 0; i < g_nouts; i++)
-        if (g_outs[i].tmp) unlink(g_outs[i].tmp);
+    remove_all_temps();
+    for (int i = 0; i < MAX_OUTS; i++) {
+        free(g_outs[i].final);
+        g_outs[i].final = NULL;
+    }
 }
 
 void cli_write_bytes(const char *path, const void *buf, size_t len) {
     if (cli_is_stdio(path)) {
         if (fwrite(buf, 1, len, stdout) != len || fflush(stdout) != 0)
-            die_data("-", "cannot write to stdout: %s", strerror(errno));
+            die_data("(stdout)", "write error: %s", strerror(errno));
         return;
     }
     const char *tmp = cli_out_begin(path);
@@ -204,6 +478,7 @@ void cli_sha256_hex(const void *buf, size_t len, char hex[65]) {
 int cli_sha256_file(const char *path, char hex[65]) {
     FILE *f = fopen(path, "rb");
     if (!f) return -1;
+    cli_input_note(path);
     struct sha256_ctx ctx;
     uint8_t d[SHA256_DIGEST_SIZE];
     static unsigned char chunk[1 << 16];
@@ -302,12 +577,17 @@ double cli_now(void) {
     return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
-void progress_begin(progress *pg, const char *label, double total) {
+static int g_progress = -1;   /* -1: when stderr is a terminal; 0/1: --no-progress / --progress */
+
+void cli_progress_option(int code) { g_progress = code == CLI_OPT_PROGRESS; }
+
+void progress_begin(progress *pg, const char *label, const char *unit, double total) {
     pg->label = label;
+    pg->unit = unit;
     pg->total = total > 0 ? total : 1;
     pg->start = cli_now();
     pg->last_draw = 0;
-    pg->active = isatty(STDERR_FILENO);
+    pg->active = g_progress >= 0 ? g_progress : isatty(STDERR_FILENO);
 }
 
 void progress_update(progress *pg, double done) {
@@ -321,7 +601,7 @@ void progress_update(progress *pg, double done) {
     int fill = (int)(frac * 30);
     for (int i = 0; i < 30; i++) bar[i] = i < fill ? '#' : '.';
     bar[30] = 0;
-    fprintf(stderr, "\r%s: [%s] %5.1f%% %.3g/s ETA %.0fs ", pg->label, bar, 100 * frac, rate, eta);
+    fprintf(stderr, "\r%s: [%s] %5.1f%% %.3g %s/s ETA %.0fs ", pg->label, bar, 100 * frac, rate, pg->unit, eta);
 }
 
 void progress_end(progress *pg) {

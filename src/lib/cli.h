@@ -3,6 +3,7 @@
  * SHA-256 checksums, provenance records and a progress bar for terminals. */
 #ifndef ATTNCODA_CLI_H
 #define ATTNCODA_CLI_H
+#include <getopt.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -11,18 +12,29 @@
 
 enum { EXIT_DATA = 1, EXIT_USAGE = 2 };
 
-void cli_init(const char *prog);          /* program name used in every message */
+/* Program name used in every message; also installs the SIGINT/SIGTERM/SIGHUP/SIGPIPE/SIGQUIT
+ * handlers that remove every uncommitted output and temporary file before dying of the signal. */
+void cli_init(const char *prog);
 const char *cli_prog(void);
 /* "prog: msg", exit 2 */
 _Noreturn void die_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "prog: file: msg", exit 1; removes every uncommitted output file first */
 _Noreturn void die_data(const char *file, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void cli_print_version(void);
+void cli_print_version(void);             /* "prog (attncoda) 0.1.0" on stdout */
 /* For the fuzz harnesses only (tests/fuzz): die_* call hook(status) instead of exit(), so that a
  * harness can longjmp back and try the next input; the hook must not return. NULL restores exit. */
 void cli_set_exit_hook(void (*hook)(int status));
 /* Prefix a loader's error message with the file it concerns: "path: message" in place. */
-void cli_err_prefix(char *err, size_t errlen, const char *path);             /* "prog (attncoda) 0.1.0" on stdout */
+void cli_err_prefix(char *err, size_t errlen, const char *path);
+
+/* Option errors in one style for every program (getopt_long with opterr = 0, set by cli_init):
+ * call from the switch's default case. Exit 2 with "unknown option '--min-qeury' (did you mean
+ * '--min-query'?)", "option '--seed' needs a value", "option '--help' takes no value" or
+ * "option '--s' is ambiguous (--sink, --seed)". */
+_Noreturn void cli_bad_option(char **argv, const struct option *longopts, const char *shortopts);
+/* Positional arguments argv[optind..argc): at least min and at most max (-1: no limit); else
+ * exit 2 with "expected WHAT (see --help)" or "unexpected argument 'X' (expected WHAT; see --help)". */
+void cli_operands(int argc, char **argv, int min, int max, const char *what);
 
 /* Strict number parsing for options; bad values are usage errors naming the option. */
 long   cli_parse_long(const char *opt, const char *s, long lo, long hi);
@@ -43,6 +55,22 @@ unsigned char *cli_slurp(const char *path, size_t *len);
 char *cli_slurp_text(const char *path, size_t *len);
 int cli_is_stdio(const char *path);       /* path is "-" */
 const char *cli_display_name(const char *path); /* "-" shows as "(stdin)" */
+
+/* Never an output that overwrites an input: every file a program reads is noted by device and
+ * inode ("-": stdin, when it is a regular file), and cli_out_begin and cli_out_commit refuse
+ * (exit 2, naming both) an output that is the same file as an input by any name (hard link,
+ * symlink), before it is replaced. Readers call cli_input_note where they open a file; an
+ * unreadable path is not noted. Programs plan their output paths (NULL and "-" for stdout are
+ * fine) right after parsing the options, so that the refusal comes before anything is written:
+ * cli_out_plan refuses a path that is an input already noted, and cli_input_note then refuses
+ * (exit 2) an input that is a planned output; without plans it never exits. */
+void cli_input_note(const char *path);
+void cli_out_plan(const char *path);
+
+/* Temporary files (stdin spooled to disk, stdout images): removed by every die_*, at exit and on
+ * the signals above. cli_temp_remove unlinks the file and forgets it. */
+void cli_temp_add(const char *path);
+void cli_temp_remove(const char *path);
 
 /* Output files. cli_out_begin returns the name to write to: a temporary file beside the final one
  * (or NULL for "-", where the caller writes to stdout). cli_out_commit renames it into place.
@@ -75,16 +103,21 @@ prov *prov_parse(const char *json);
 char *prov_json(const prov *p);                  /* malloc'd, compact, deterministic key order */
 void prov_free(prov *p);
 
-/* Progress on stderr (bar, rate, ETA) only when stderr is a terminal. */
+/* Progress on stderr (bar, rate in units per second, ETA): by default only when stderr is a
+ * terminal; --progress / --no-progress (CLI_PROGRESS_OPTIONS, handled by cli_progress_option)
+ * force it on or off. */
 typedef struct {
-    const char *label;
+    const char *label, *unit;
     double total, start, last_draw;
     int active;
 } progress;
-void progress_begin(progress *pg, const char *label, double total);
+void progress_begin(progress *pg, const char *label, const char *unit, double total);
 void progress_update(progress *pg, double done);
 void progress_end(progress *pg);
 double cli_now(void);                            /* monotonic seconds */
+enum { CLI_OPT_PROGRESS = 0x1000, CLI_OPT_NO_PROGRESS };
+#define CLI_PROGRESS_OPTIONS {"progress", 0, 0, CLI_OPT_PROGRESS}, {"no-progress", 0, 0, CLI_OPT_NO_PROGRESS}
+void cli_progress_option(int code);              /* CLI_OPT_PROGRESS or CLI_OPT_NO_PROGRESS */
 
 /* Growable string buffer for TSV output. */
 typedef struct { char *s; size_t len, cap; } strbuf;

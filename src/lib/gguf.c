@@ -287,6 +287,7 @@ gguf_file *gguf_open(const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "cannot open: %s", strerror(errno));
         return NULL;
     }
+    cli_input_note(path);
     struct stat st;
     if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
         snprintf(err, errlen, "not a regular file");

@@ -73,6 +73,7 @@ hid_t h5io_open(const char *path, char sha[65]) {
     if (S_ISDIR(st.st_mode)) die_data(path, "is a directory, expected an HDF5 file");
     if (st.st_size == 0) die_data(path, "empty file, expected an HDF5 file");
     if (H5Fis_hdf5(path) <= 0) die_data(path, "not an HDF5 file");
+    cli_input_note(path);
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0) die_data(path, "truncated or corrupt HDF5 file");
     if (sha && cli_sha256_file(path, sha) != 0) die_data(path, "cannot read for checksum");
@@ -82,7 +83,17 @@ hid_t h5io_open(const char *path, char sha[65]) {
 
 /* Which created file belongs to which output path (stdout images have no file name). */
 #define MAX_CREATED 32
-static struct { hid_t f; char *image; int netcdf; } g_created[MAX_CREATED];
+static struct { hid_t f; char *image, *file, *shown; int netcdf; } g_created[MAX_CREATED];
+
+/* The output an object being written belongs to, for error lines: its path, or (stdout). Not
+ * "-", which names stdin. */
+static const char *out_name(hid_t obj) {
+    char buf[4096];
+    if (H5Fget_name(obj, buf, sizeof buf) > 0)
+        for (int i = 0; i < MAX_CREATED; i++)
+            if (g_created[i].f && !strcmp(g_created[i].file, buf)) return g_created[i].shown;
+    return "(output)";
+}
 
 /* netCDF-4 wants the creation order of links and attributes tracked and indexed in every group
  * (and of attributes on every dataset), so that netCDF-C lists them in the order written. */
@@ -114,7 +125,8 @@ static char *stdout_tmp_name(void) {
     char *name = xmalloc(n);
     snprintf(name, n, "%s/attncoda-stdout-XXXXXX", dir && *dir ? dir : "/tmp");
     int fd = mkstemp(name);
-    if (fd < 0) die_data("-", "cannot create a temporary file for stdout: %s", strerror(errno));
+    if (fd < 0) die_data("(stdout)", "cannot create a temporary file for stdout: %s", strerror(errno));
+    cli_temp_add(name);
     close(fd);
     return name;
 }
@@ -134,6 +146,7 @@ static hid_t create_file(const char *path, int netcdf) {
     for (int i = 0; i < MAX_CREATED; i++)
         if (g_created[i].f == 0) {
             g_created[i].f = f, g_created[i].image = image, g_created[i].netcdf = netcdf;
+            g_created[i].file = xstrdup(tmp ? tmp : image), g_created[i].shown = xstrdup(tmp ? path : "(stdout)");
             break;
         }
     return f;
@@ -152,14 +165,16 @@ void h5io_finish(hid_t f, const char *path) {
     for (int i = 0; i < MAX_CREATED; i++)
         if (g_created[i].f == f) {
             image = g_created[i].image;
-            g_created[i].f = 0, g_created[i].image = NULL, g_created[i].netcdf = 0;
+            free(g_created[i].file), free(g_created[i].shown);
+            g_created[i].f = 0, g_created[i].image = g_created[i].file = g_created[i].shown = NULL;
+            g_created[i].netcdf = 0;
             break;
         }
     if (H5Fclose(f) < 0) die_data(path, "cannot close HDF5 output");
     if (!image) { cli_out_commit(path); return; }
     size_t n;
     unsigned char *buf = cli_slurp(image, &n);
-    unlink(image);
+    cli_temp_remove(image);
     free(image);
     cli_write_bytes("-", buf, n);
     free(buf);
@@ -275,7 +290,7 @@ static void ensure_groups(hid_t f, const char *name) {
             H5Pset_obj_track_times(gcpl, 0);
             if (is_netcdf(f)) track_order(gcpl, 1);
             hid_t g = H5Gcreate2(f, buf, H5P_DEFAULT, gcpl, H5P_DEFAULT);
-            if (g < 0) die_data("-", "cannot create group '%s'", buf);
+            if (g < 0) die_data(out_name(f), "cannot create group '%s'", buf);
             H5Gclose(g);
             H5Pclose(gcpl);
         }
@@ -302,7 +317,7 @@ static void netcdf_fill_attr(hid_t d, hid_t filetype) {
     double nan = NAN;
     hid_t sp = H5Screate(H5S_SCALAR);
     hid_t a = H5Acreate2(d, "_FillValue", filetype, sp, H5P_DEFAULT, H5P_DEFAULT);
-    if (a < 0 || H5Awrite(a, H5T_NATIVE_DOUBLE, &nan) < 0) die_data("-", "cannot write attribute '_FillValue'");
+    if (a < 0 || H5Awrite(a, H5T_NATIVE_DOUBLE, &nan) < 0) die_data(out_name(d), "cannot write attribute '_FillValue'");
     H5Aclose(a);
     H5Sclose(sp);
 }
@@ -320,7 +335,7 @@ static void write_typed(hid_t f, const char *name, int rank, const hsize_t *dims
     hid_t sp = H5Screate_simple(rank, dims, NULL);
     hid_t d = H5Dcreate2(f, name, filetype, sp, lcpl, dcpl, H5P_DEFAULT);
     if (d < 0 || H5Dwrite(d, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
-        die_data("-", "cannot write dataset '%s'", name);
+        die_data(out_name(f), "cannot write dataset '%s'", name);
     if (netcdf) netcdf_fill_attr(d, filetype);
     H5Dclose(d);
     H5Sclose(sp);
@@ -342,7 +357,7 @@ static void attr_write(hid_t f, const char *obj, const char *key, hid_t type, hi
     if (H5Aexists_by_name(f, obj, key, H5P_DEFAULT) > 0) H5Adelete_by_name(f, obj, key, H5P_DEFAULT);
     hid_t sp = H5Screate(H5S_SCALAR);
     hid_t a = H5Acreate_by_name(f, obj, key, type, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    if (a < 0 || H5Awrite(a, memtype, val) < 0) die_data("-", "cannot write attribute '%s'", key);
+    if (a < 0 || H5Awrite(a, memtype, val) < 0) die_data(out_name(f), "cannot write attribute '%s'", key);
     H5Aclose(a);
     H5Sclose(sp);
 }
@@ -463,7 +478,7 @@ int h5io_get_attr_dbl(hid_t f, const char *obj, const char *key, double *val) {
 
 void h5io_copy(hid_t src, const char *name, hid_t dst) {
     hid_t ocpy = H5Pcreate(H5P_OBJECT_COPY);
-    if (H5Ocopy(src, name, dst, name, ocpy, H5P_DEFAULT) < 0) die_data("-", "cannot copy '%s'", name);
+    if (H5Ocopy(src, name, dst, name, ocpy, H5P_DEFAULT) < 0) die_data(out_name(dst), "cannot copy '%s'", name);
     H5Pclose(ocpy);
 }
 
@@ -481,7 +496,7 @@ hid_t h5io_chunked_f64(hid_t f, const char *name, int rank, const hsize_t *dims,
     H5Sclose(sp);
     H5Pclose(dcpl);
     H5Pclose(lcpl);
-    if (d < 0) die_data("-", "cannot create dataset '%s'", name);
+    if (d < 0) die_data(out_name(f), "cannot create dataset '%s'", name);
     return d;
 }
 
@@ -492,7 +507,7 @@ void h5io_write_slab_f64(hid_t d, int rank, const hsize_t *start, const hsize_t 
     herr_t e = H5Dwrite(d, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, data);
     H5Sclose(ms);
     H5Sclose(fs);
-    if (e < 0) die_data("-", "cannot write a slab of a float64 dataset");
+    if (e < 0) die_data(out_name(d), "cannot write a slab of a float64 dataset");
 }
 
 /* Dimension scales: one int32 dataset 0..n-1 per axis name in group scope (netCDF-4 style, so
@@ -501,13 +516,13 @@ void h5io_write_slab_f64(hid_t d, int rank, const hsize_t *start, const hsize_t 
  * same name is a programming error. */
 void h5io_label_dims(hid_t f, const char *dset, const char *scope, int rank, const char *const *names) {
     hid_t d = H5Dopen2(f, dset, H5P_DEFAULT);
-    if (d < 0) die_data("-", "cannot open dataset '%s' to label its axes", dset);
+    if (d < 0) die_data(out_name(f), "cannot open dataset '%s' to label its axes", dset);
     hsize_t dims[16];
     hid_t sp = H5Dget_space(d);
     int r = H5Sget_simple_extent_ndims(sp);
     H5Sget_simple_extent_dims(sp, dims, NULL);
     H5Sclose(sp);
-    if (r != rank || r > 16) die_data("-", "dataset '%s' has rank %d, %d axis names given", dset, r, rank);
+    if (r != rank || r > 16) die_data(out_name(f), "dataset '%s' has rank %d, %d axis names given", dset, r, rank);
     for (int i = 0; i < rank; i++) {
         char path[512];
         snprintf(path, sizeof path, "%s/%s", strcmp(scope, "/") ? scope : "", names[i]);
@@ -526,7 +541,7 @@ void h5io_label_dims(hid_t f, const char *dset, const char *scope, int rank, con
         H5Sget_simple_extent_dims(ssp, &n, NULL);
         H5Sclose(ssp);
         if (n != dims[i] || H5DSattach_scale(d, s, (unsigned)i) < 0)
-            die_data("-", "cannot attach axis '%s' to dataset '%s'", names[i], dset);
+            die_data(out_name(f), "cannot attach axis '%s' to dataset '%s'", names[i], dset);
         H5DSset_label(d, (unsigned)i, names[i]);
         H5Dclose(s);
     }

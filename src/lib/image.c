@@ -488,6 +488,7 @@ int image_prep_load(const char *dir, int image_size, image_prep *p, char *path, 
     struct stat sb;
     if (stat(path, &sb) == 0) {
         json_error_t je;
+        cli_input_note(path);
         json_t *o = S_ISREG(sb.st_mode) ? json_load_file(path, 0, &je) : NULL;
         if (!json_is_object(o)) {
             json_decref(o);

@@ -168,6 +168,7 @@ model *model_load_llama2c(const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
         return NULL;
     }
+    cli_input_note(path);
     int32_t h[7];
     model *m = NULL;
     if (fread(h, sizeof h, 1, f) != 1) {

@@ -120,7 +120,7 @@ typedef struct model {
  * projection (Michel et al. 2019). attn_logp (may be NULL) receives [n_layer][n_head][T][T]
  * log-probabilities computed as score − logsumexp(scores) (masked entries −INFINITY).
  * logits (may be NULL; not for a bare encoder) receives [T][vocab]. Returns 0, -1 when T > max_pos, -2 when
- * an id is outside the vocabulary. Thread use: model_set_threads (OpenMP; OpenBLAS is kept at 1). */
+ * an id is outside the vocabulary. Thread use: model_set_threads (OpenMP). */
 int model_forward(const model *m, const int32_t *ids, const uint8_t *valid, int T,
                   const uint8_t *head_keep, float *attn_logp, float *logits);
 /* B sequences of T tokens at once (ids, valid: [B][T]; attn_logp: [B][n_layer][n_head][T][T];
@@ -133,8 +133,8 @@ int model_forward_batch(const model *m, const int32_t *ids, const uint8_t *valid
  * receives [B][classes] from the CLS row. Returns 0, or -1 when the model is not a ViT. */
 int model_forward_images(const model *m, const float *pixels, int B, const uint8_t *head_keep, float *attn_logp,
                          float *logits);
-/* OpenMP threads for projections (column slabs) and attention (heads); OpenBLAS is set to one
- * thread so the two pools never compete. n <= 0 keeps the OpenMP default. */
+/* OpenMP threads for projections (column slabs) and attention (heads); no BLAS library is linked
+ * (src/lib/gemm.c), so there is no second thread pool. n <= 0 keeps the OpenMP default. */
 void model_set_threads(int n);
 
 /* RoPE frequencies (docs/FAMILIES.md §2), in float32 as Hugging Face computes them:

@@ -1257,6 +1257,7 @@ static model *load_hf(const char *dir, int with_weights, char *err, size_t errle
     json_error_t je;
     struct stat st;
     int is_dir = stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+    cli_input_note(path);
     c.cfg = is_dir ? NULL : json_load_file(path, 0, &je);
     if (!json_is_object(c.cfg)) {
         snprintf(err, errlen, "%s: %s", path, is_dir ? "is a directory, expected a JSON file" : c.cfg ? "not a JSON object" : je.text);

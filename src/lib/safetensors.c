@@ -48,6 +48,7 @@ static int map_file(st_file *f, const char *path, char *err, size_t errlen) {
     f->path = xstrdup(path);
     int fd = open(path, O_RDONLY);
     if (fd < 0) return cli_fail_msg(err, errlen, path, "cannot open: %s", strerror(errno));
+    cli_input_note(path);
     struct stat sb;
     if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
         close(fd);

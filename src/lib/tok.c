@@ -96,6 +96,7 @@ void *tok_fail(char *err, size_t errlen, const char *fmt, ...) {
 json_t *tok_json_load(const char *path, char *err, size_t errlen) {
     FILE *f = fopen(path, "rb");
     if (!f) return tok_fail(err, errlen, "%s: cannot open", path);
+    cli_input_note(path);
     size_t cap = 1 << 20, n = 0, got;
     char *buf = xmalloc(cap);
     while ((got = fread(buf + n, 1, cap - n, f)) > 0)

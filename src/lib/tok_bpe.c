@@ -632,6 +632,7 @@ static int load_merges_json(bpe *b, json_t *m, char *err, size_t errlen) {
 static int load_merges_txt(bpe *b, const char *path, char *err, size_t errlen) {
     FILE *f = fopen(path, "r");
     if (!f) { tok_fail(err, errlen, "%s: cannot open", path); return -1; }
+    cli_input_note(path);
     pair_init(&b->pairs, 1 << 16);
     char *line = NULL;
     size_t cap = 0;
@@ -983,6 +984,7 @@ static void tiktoken_pairs(bpe *b) {
 tok *tok_bpe_from_tiktoken(const char *path, const char *family, char *err, size_t errlen) {
     FILE *f = fopen(path, "r");
     if (!f) return tok_fail(err, errlen, "%s: cannot open", path);
+    cli_input_note(path);
     bpe *b = bpe_new();
     tok_map_init(&b->vocab, 1 << 17);
     char *line = NULL;

@@ -387,6 +387,7 @@ tok *tok_load_llama2c(const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
         return NULL;
     }
+    cli_input_note(path);
     int32_t maxlen;
     spm *s = calloc(1, sizeof *s);
     int cap = 0, n = 0, bad = fread(&maxlen, 4, 1, f) != 1 || maxlen <= 0 || maxlen > 65536;

@@ -215,6 +215,7 @@ static int check_ids(const spm_model *m, char *err, size_t errlen) {
 static unsigned char *read_all(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
+    cli_input_note(path);
     size_t cap = 1 << 16, n = 0, got;
     unsigned char *buf = xmalloc(cap);
     while ((got = fread(buf + n, 1, cap - n, f)) > 0)

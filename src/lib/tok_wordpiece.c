@@ -203,6 +203,7 @@ fail:
 tok *tok_wp_from_vocab_txt(const char *path, int lower, char *err, size_t errlen) {
     FILE *f = fopen(path, "r");
     if (!f) return tok_fail(err, errlen, "%s: cannot open", path);
+    cli_input_note(path);
     wp *w = wp_new();
     char *line = NULL;
     size_t cap = 0;
