@@ -418,7 +418,8 @@ static void read_text(const opts *o, const model *m, const char *tokpath, batch 
     cli_sha256_hex(text, len, b->sha);
     if (!len) die_data(o->text, "empty text");
     char err[1024];
-    tok *tk = tok_load(tokpath, m->cfg.model_type, err, sizeof err);
+    static tok *tk;               /* static too: the refusals below exit with it loaded */
+    tk = tok_load(tokpath, m->cfg.model_type, err, sizeof err);
     if (!tk || tok_check_model_vocab(tk, tokpath, m->cfg.vocab, err, sizeof err)) die_data(NULL, "%s", err);
     int n = tok_encode(tk, (const char *)text, len, &ids);
     if (n >= 0) free(text), text = NULL;

@@ -160,6 +160,10 @@ fi
 left=$(find "$R" -name '*.tmp*' -o -name '2-4.h5' -o -name 'stories260K.h5' -path '*/attn/*' | head -3)
 check "no partial file after the cancel (no temporary, no shard 2:4, no attention file)${left:+: $left}" test -z "$left"
 before=$(grep -c '^start' "$T/events")
+# what the rerun must redo: the shards that are not there (the cancelled one, and any that make had
+# not started when it stopped on the failure, which depends on the machine's load)
+missing=""
+for r in 0-2 2-4 4-6 6-8; do [ -e "$R/attn/stories260K.part/$r.h5" ] || missing="$missing--seqs ${r/-/:} "; done
 make -s -j16 "${V[@]}" "${S[@]}" "${GOALS[@]}" >"$T/slurm2.log" 2>&1
 rc=$?
 redone=$(tail -n +$((before + 1)) "$T/events" | grep '^start' | grep -o -- '--seqs [0-9:]*' | tr '\n' ' ')
@@ -168,7 +172,9 @@ if [ $rc -eq 0 ]; then
 else
     fail "the rerun: status $rc: $(grep -m3 -E 'run-job|\*\*\*' "$T/slurm2.log" | tr '\n' ' ')"
 fi
-check "the rerun redid only the cancelled shard (${redone:-none})" test "$redone" = "--seqs 2:4 "
+redone_sorted=$(echo "$redone" | grep -o -- '--seqs [0-9:]*' | sort | tr '\n' ' ')
+check "the rerun redid only the missing shards, the cancelled one among them (missing: $missing; redone: ${redone:-none})" \
+    bash -c "[[ '$missing' == *'--seqs 2:4 '* ]] && [ '$redone_sorted' = '$missing' ]"
 check "then make has nothing to do (the merged shards are gone, not missing)" make -q "${V[@]}" "${S[@]}" "${GOALS[@]}"
 n=$(peak)
 check "at least 3 jobs ran side by side (peak $n extract runs at once)" test "$n" -ge 3

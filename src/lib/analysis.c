@@ -179,21 +179,31 @@ dist_file *dist_open(const char *path) {
     return d;
 }
 
+/* Why the N×N matrix x is not a distance matrix (zero diagonal, symmetric, no negative entry:
+ * linkage and MDS assume distances, so a negative one is corrupt), or 0 when it is one. */
+static int not_a_distance(const double *x, int N, char *why, size_t cap) {
+    for (int a = 0; a < N; a++) {
+        if (x[(size_t)a * N + a] != 0) return snprintf(why, cap, "diagonal entry %d is not 0", a);
+        for (int b = 0; b < a; b++) {
+            if (x[(size_t)a * N + b] != x[(size_t)b * N + a])
+                return snprintf(why, cap, "not symmetric at (%d, %d)", a, b);
+            if (x[(size_t)a * N + b] < 0)
+                return snprintf(why, cap, "entry (%d, %d) = %g is negative", a, b, x[(size_t)a * N + b]);
+        }
+    }
+    return 0;
+}
+
 double *dist_matrix(dist_file *d, const char *metric) {
-    char name[128];
+    char name[128], why[160];
     snprintf(name, sizeof name, "distance/%s", metric);
     hsize_t w[2] = {(hsize_t)d->N, (hsize_t)d->N};
     double *x = h5io_read_f64(d->f, d->path, name, 2, w, NULL);
     int N = d->N;
     dist_check_finite(d, name, x, (size_t)N * N);
-    for (int a = 0; a < N; a++) {
-        if (x[(size_t)a * N + a] != 0) die_data(d->path, "%s: diagonal entry %d is not 0", name, a);
-        for (int b = 0; b < a; b++) {
-            if (x[(size_t)a * N + b] != x[(size_t)b * N + a])
-                die_data(d->path, "%s: not symmetric at (%d, %d)", name, a, b);
-            if (x[(size_t)a * N + b] < 0)   /* linkage and MDS assume distances; a negative one is corrupt */
-                die_data(d->path, "%s: entry (%d, %d) = %g is negative", name, a, b, x[(size_t)a * N + b]);
-        }
+    if (not_a_distance(x, N, why, sizeof why)) {
+        free(x);   /* before the refusal, which exits: nothing left for the leak checker */
+        die_data(d->path, "%s: %s", name, why);
     }
     return x;
 }

@@ -110,9 +110,12 @@ static void check_index(attn_reader *r, const char *name, int n) {
     if (!h5io_exists(r->f, name)) return;
     hsize_t w[1] = {(hsize_t)n};
     int *x = h5io_read_i32(r->f, r->path, name, 1, w, NULL);
-    for (int i = 0; i < n; i++)
-        if (x[i] < 0) die_data(r->path, "dataset '%s': entry %d is %d, want a non-negative index", name, i, x[i]);
-    free(x);
+    int bad = -1;
+    for (int i = 0; i < n && bad < 0; i++)
+        if (x[i] < 0) bad = i;
+    int value = bad >= 0 ? x[bad] : 0;
+    free(x);   /* before the refusal, which exits: nothing left for the leak checker */
+    if (bad >= 0) die_data(r->path, "dataset '%s': entry %d is %d, want a non-negative index", name, bad, value);
 }
 
 attn_reader *attn_open(const char *path) {
