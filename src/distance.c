@@ -227,32 +227,37 @@ static void unpack_totals(const accum *A, const an_fix *tot, double *sum, int *e
 
 /* distance/, sum/, exact/ (and, with_sq, rms/, sum_sq/, exact_sq/: the root mean square over
  * rows, from exact sums of squared per-row distances), head_sink_mass and rows. */
+typedef enum { AGG_MEAN, AGG_SUM, AGG_RMS } aggregate;
+
+/* One metric's totals as three datasets: the double sums, the exact 128-bit totals and the
+ * matrix: distance/ = sum/rows (mean) or sum; rms/ = sqrt(sum of squares/rows). sum, dist and ex
+ * are N*N (ex N*N*4) work buffers. */
+static void write_aggregate(hid_t f, const accum *A, const an_fix *tot, int m, aggregate agg, double *sum,
+                            double *dist, int *ex) {
+    static const char *group[3][3] = {{"sum", "exact", "distance"}, {"sum", "exact", "distance"},
+                                      {"sum_sq", "exact_sq", "rms"}};
+    int N = A->N;
+    hsize_t d2[2] = {N, N}, d3[3] = {N, N, 4};
+    unpack_totals(A, tot, sum, ex);
+    for (size_t i = 0; i < (size_t)N * N; i++)
+        dist[i] = agg == AGG_SUM ? sum[i] : agg == AGG_MEAN ? sum[i] / (double)A->rows : sqrt(sum[i] / (double)A->rows);
+    char name[64];
+    snprintf(name, sizeof name, "%s/%s", group[agg][0], dist_metric_names[m]);
+    h5io_write_f64(f, name, 2, d2, sum);
+    snprintf(name, sizeof name, "%s/%s", group[agg][1], dist_metric_names[m]);
+    h5io_write_i32(f, name, 3, d3, ex);
+    snprintf(name, sizeof name, "%s/%s", group[agg][2], dist_metric_names[m]);
+    h5io_write_f64(f, name, 2, d2, dist);
+}
+
 static void write_matrices(hid_t f, const accum *A, int agg_sum, int with_sq) {
     int N = A->N;
-    hsize_t d2[2] = {N, N}, d3[3] = {N, N, 4}, d1[1] = {N}, one[1] = {1};
+    hsize_t d1[1] = {N}, one[1] = {1};
     double *sum = xmalloc((size_t)N * N * sizeof *sum), *dist = xmalloc((size_t)N * N * sizeof *dist);
     int *ex = xmalloc((size_t)N * N * 4 * sizeof *ex);
-    char name[64];
-    for (int m = 0; m < DIST_NMETRIC; m++) {
-        unpack_totals(A, A->tot[m], sum, ex);
-        for (size_t i = 0; i < (size_t)N * N; i++) dist[i] = agg_sum ? sum[i] : sum[i] / (double)A->rows;
-        snprintf(name, sizeof name, "sum/%s", dist_metric_names[m]);
-        h5io_write_f64(f, name, 2, d2, sum);
-        snprintf(name, sizeof name, "exact/%s", dist_metric_names[m]);
-        h5io_write_i32(f, name, 3, d3, ex);
-        snprintf(name, sizeof name, "distance/%s", dist_metric_names[m]);
-        h5io_write_f64(f, name, 2, d2, dist);
-    }
-    for (int m = 0; with_sq && m < DIST_NMETRIC; m++) {
-        unpack_totals(A, A->tot_sq[m], sum, ex);
-        for (size_t i = 0; i < (size_t)N * N; i++) dist[i] = sqrt(sum[i] / (double)A->rows);
-        snprintf(name, sizeof name, "sum_sq/%s", dist_metric_names[m]);
-        h5io_write_f64(f, name, 2, d2, sum);
-        snprintf(name, sizeof name, "exact_sq/%s", dist_metric_names[m]);
-        h5io_write_i32(f, name, 3, d3, ex);
-        snprintf(name, sizeof name, "rms/%s", dist_metric_names[m]);
-        h5io_write_f64(f, name, 2, d2, dist);
-    }
+    for (int m = 0; m < DIST_NMETRIC; m++)
+        write_aggregate(f, A, A->tot[m], m, agg_sum ? AGG_SUM : AGG_MEAN, sum, dist, ex);
+    for (int m = 0; with_sq && m < DIST_NMETRIC; m++) write_aggregate(f, A, A->tot_sq[m], m, AGG_RMS, sum, dist, ex);
     int *exs = xmalloc(N * 4 * sizeof *exs);
     double *hs = xmalloc(N * sizeof *hs);
     for (int a = 0; a < N; a++) {

@@ -9,6 +9,7 @@
  * to read here (import's own per-block cap is in import.c), so what is fuzzed is every size check
  * before an allocation, the .npy header parser and the streaming of .npz members. */
 #include "fuzz.h"
+#include "fuzz_h5.h"
 #include "arrayin.h"
 #include "h5io.h"
 
@@ -24,13 +25,7 @@ static void close_all(void) {
     cur = NULL;
     free(out);
     out = NULL;
-    ssize_t n = H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL);
-    if (n <= 0) return;
-    hid_t *ids = malloc((size_t)n * sizeof *ids);
-    n = H5Fget_obj_ids(H5F_OBJ_ALL, H5F_OBJ_ALL, (size_t)n, ids);
-    for (ssize_t i = 0; i < n; i++)
-        while (H5Iis_valid(ids[i]) > 0 && H5Idec_ref(ids[i]) > 0) {}
-    free(ids);
+    fz_close_h5_objects();
 }
 
 static void read_blocks(ai_array *a) {

@@ -4,6 +4,7 @@
  * dataspace; the attention dataset with a right or wrong shape and hostile values; optional
  * valid and tokens datasets — and the reader then opens it and reads every block. */
 #include "fuzz.h"
+#include "fuzz_h5.h"
 #include "attnio.h"
 #include "h5io.h"
 
@@ -132,17 +133,6 @@ static void write_file(const char *path, bytes *b) {
     H5Fclose(f);
 }
 
-/* die_* jumped out of the reader with HDF5 objects open: close them all before the next input. */
-static void close_all(void) {
-    ssize_t n = H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL);
-    if (n <= 0) return;
-    hid_t *ids = malloc((size_t)n * sizeof *ids);
-    n = H5Fget_obj_ids(H5F_OBJ_ALL, H5F_OBJ_ALL, (size_t)n, ids);
-    for (ssize_t i = 0; i < n; i++)
-        while (H5Iis_valid(ids[i]) > 0 && H5Idec_ref(ids[i]) > 0) {}
-    free(ids);
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     h5io_quiet();
     bytes b = {data, size};
@@ -150,7 +140,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     snprintf(path, sizeof path, "%s/attention.h5", fz_tmpdir());
     write_file(path, &b);
     if (setjmp(fz_jump)) {
-        close_all();
+        fz_close_h5_objects();
         return 0;
     }
     attn_reader *r = attn_open(path);
