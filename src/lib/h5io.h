@@ -40,8 +40,8 @@ void h5io_write_slab_f64(hid_t dset, int rank, const hsize_t *start, const hsize
  * when missing) attached to each axis, and the names as dimension labels, so h5py and
  * xarray/h5netcdf read labelled arrays. Call after the dataset is complete. */
 void h5io_label_dims(hid_t f, const char *dset, const char *scope, int rank, const char *const *names);
-/* The attention dataset's axes: sequence, layer, head, query, key (row instead of query, and
- * query_pos as (sequence, row), in a file of sampled rows); tokens and valid (sequence,
+/* The attention dataset's axes: sequence, layer, head, query, key (query_row instead of query, and
+ * query_pos as (sequence, query_row), in a file of sampled rows); tokens and valid (sequence,
  * query) and layer_index/head_index when present. Call after they are written, before
  * attn_finish. */
 void h5io_label_attention(hid_t f);
