@@ -10,6 +10,10 @@ sampled file's query_pos lists, so the reference shares nothing with the C code'
       --by-position table, recomputed from FULL's per-row values over the kept sampled rows
   sampled_rows.py clr FULL.clr.h5 SAMPLED.clr.h5
       clr, clr_content and sink_balance equal FULL's at query_pos bit for bit
+  sampled_rows.py draws SAMPLED.h5 N SEED
+      query_pos is the documented stratified draw (docs/EXTRACT.md): eligible positions (valid;
+      t >= 2 when causal) in N strata, one uniform draw each from MT19937 (NumPy's legacy
+      RandomState seeding is MT19937's init_genrand, as GSL's) with GSL's uniform_int rule
 Prints one line per check ("name value") and exits 1 when any fails."""
 import math
 import sys
@@ -112,6 +116,31 @@ def clr(full, samp):
             report(n + " bit-identical", same_bits(restrict(f[n][...], qp, axis), g[n][...]))
 
 
+def gsl_uniform_int(bits, n):
+    """gsl_rng_uniform_int for mt19937 (range 0 … 2^32−1): x / ⌊(2^32−1)/n⌋, redrawn while ≥ n."""
+    scale = 0xFFFFFFFF // n
+    while True:
+        k = int(bits.random_raw()) // scale
+        if k < n:
+            return k
+
+
+def draws(samp, n, seed):
+    n, seed = int(n), int(seed)
+    with h5py.File(samp, "r") as g:
+        qp = g["query_pos"][...]
+        S, T, causal = int(g.attrs["sequences"]), int(g.attrs["tokens"]), int(g.attrs["causal"])
+        valid = g["valid"][...].astype(bool) if "valid" in g else np.ones((S, T), bool)
+    want = []
+    for s in range(S):
+        e = [t for t in range(2 if causal else 0, T) if valid[s, t]]
+        x = (seed * 2654435761 + s) % 2 ** 32
+        bits = np.random.RandomState(x if x else 4357)._bit_generator
+        E = len(e)
+        want.append([e[i * E // n + gsl_uniform_int(bits, (i + 1) * E // n - i * E // n)] for i in range(n)])
+    report("query_pos is the stratified draw", qp.shape == (S, n) and np.array_equal(qp, np.array(want)), qp.shape)
+
+
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     minq = 2
@@ -123,6 +152,8 @@ def main():
         decompose(*args, minq)
     elif cmd == "clr":
         clr(*args)
+    elif cmd == "draws":
+        draws(*args)
     else:
         sys.exit("unknown command " + cmd)
     sys.exit(1 if bad else 0)
