@@ -25,6 +25,8 @@ typedef struct {
 static void usage(void) {
     printf("Usage: %s [options] INPUT|- OUTPUT|-\n"
            "Per-row and per-head sink/content decomposition of an attention file (METHODS §2).\n"
+           "A file of sampled query rows (query_pos) gives [S,L,H,Q] per row, Q the stored rows,\n"
+           "and query_pos is copied.\n"
            "Per row, float64 [S,L,H,T] (NaN where the row lacks the sink or has < 2 parts):\n"
            "  row/sink_mass row/sink_balance row/content_dispersion row/entropy row/entropy_sink\n"
            "  row/entropy_content row/entropy_content_weighted   (H = H_b(s) + (1-s)H(pi))\n"

@@ -111,7 +111,8 @@ static void usage(void) {
         "ids of the text, 256*max(hidden, ffn)*threads bytes of widening buffers, and batch x\n"
         "(4*L*H*T*T bytes of attention, 4*T*vocab bytes of logits with --nll/--logits/\n"
         "--no-attention, 4*T*(6*hidden + 2*ffn) bytes of activations) + 8*T*T*threads bytes;\n"
-        "independent of S.\n",
+        "independent of S. With --queries/--query-list the attention term is 4*H*Q*T bytes (one\n"
+        "layer's kept rows) and the scores 8*128*T*threads bytes: nothing grows with T*T.\n",
         cli_prog(), cli_prog(), cli_prog(), cli_prog());
 }
 
