@@ -65,6 +65,13 @@ printf '2 5 9 11 14 20 30 31 40 41 42 43 50 51 52 53 3\n2 7 8 9 10 3\n2 30 31 32
 "$BIN/extract" --model "$T/bert" --ids "$T/b.ids" --queries 5 --query-seed 9 "$T/bert.s.h5" 2>/dev/null
 sr_ok "extract --queries: bert with padding (bidirectional): rows bit-identical" rows "$T/bert.full.h5" "$T/bert.s.h5"
 sr_ok "extract --queries: bert: positions drawn among each sequence's valid tokens" draws "$T/bert.s.h5" 5 9
+"$PYTHON" -c "
+import json; p = '$T/bert/config.json'; c = json.load(open(p)); c['attncoda_mask_token_id'] = 4; json.dump(c, open(p, 'w'))"
+"$BIN/extract" --model "$T/bert" --ids "$T/b.ids" --nll "$T/bf.nll" "$T/bert.f2.h5" >/dev/null 2>&1
+"$BIN/extract" --model "$T/bert" --ids "$T/b.ids" --queries 4 --nll "$T/bs.nll" "$T/bert.s2.h5" >/dev/null 2>&1
+check "extract --queries --nll (encoder, masked-LM pass): the same NLL table as without --queries" \
+    cmp -s <(grep -v '^#' "$T/bf.nll") <(grep -v '^#' "$T/bs.nll")
+sr_ok "extract --queries --nll (encoder): rows bit-identical" rows "$T/bert.f2.h5" "$T/bert.s2.h5"
 
 # ---------- filters: statistics over the sampled rows equal the full file's restricted ----------
 "$BIN/decompose" "$T/full.h5" "$T/full.dec.h5"
@@ -127,7 +134,7 @@ same_data "import --query-pos: extract's sampled rows round-trip bit for bit (at
 # ---------- bad input ----------
 "$PYTHON" $REF/make_bad_inputs.py --sampled "$T/bad"
 for p in clr decompose distance frames; do
-    check "$p: reads the sampled control file" "$BIN/$p" "$T/bad/sampled_valid.h5" "$T/out.h5"
+    check "$p: reads the sampled control file" bash -c "'$BIN/$p' '$T/bad/sampled_valid.h5' '$T/out.h5' >/dev/null"
     rm -f "$T/out.h5"
     for b in $(cat "$T/bad/sampled.list"); do
         expect_error "$p: $b → exit 1, one line" 1 "^$p: $T/bad/$b.h5: .*(query_pos|attention)" "$T/out.h5" \
