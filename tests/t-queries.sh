@@ -106,6 +106,10 @@ for v in a b; do
     "$BIN/extract" --model "$M/stories260K.bin" --ids "$T/f.ids" "${mask[@]}" "$T/f$v.full.h5"
     "$BIN/extract" --model "$M/stories260K.bin" --ids "$T/f.ids" "${mask[@]}" --queries 16 --query-seed 8 "$T/f$v.s.h5"
 done
+"$BIN/extract" --model "$M/stories260K.bin" --ids "$T/f.ids" --no-attention --nll "$T/fa.nll" >/dev/null
+"$BIN/extract" --model "$M/stories260K.bin" --ids "$T/f.ids" --queries 16 --nll "$T/fs.nll" "$T/fs.h5" >/dev/null
+check "extract --queries --nll (causal): the same NLL table as the full pass" \
+    cmp -s <(grep -v '^#' "$T/fa.nll") <(grep -v '^#' "$T/fs.nll")
 o=$T/fr
 if "$BIN/frames" --tokenizer "$M/tok512.bin" --heads "$o.h.tsv" --layers "$o.l.tsv" --label "$o.m.tsv" --keys "$o.k.tsv" \
     "$T/fa.s.h5" "$o.h5" >/dev/null 2>"$T/fr.err" &&
