@@ -110,6 +110,12 @@ done
 "$BIN/extract" --model "$M/stories260K.bin" --ids "$T/f.ids" --queries 16 --nll "$T/fs.nll" "$T/fs.h5" >/dev/null
 check "extract --queries --nll (causal): the same NLL table as the full pass" \
     cmp -s <(grep -v '^#' "$T/fa.nll") <(grep -v '^#' "$T/fs.nll")
+"$BIN/extract" --model "$M/stories260K.bin" --ids "$T/f.ids" --queries 94 "$T/all94.h5" >/dev/null
+"$PYTHON" -c "
+import h5py, sys
+sys.exit(0 if h5py.File('$T/all94.h5', 'r')['query_pos'][...].tolist() == [list(range(2, 96))] * 3 else 1)"
+check "extract --queries E (every eligible position, T = 96): positions 2..95 in every sequence" test $? = 0
+sr_ok "extract --queries E: rows bit-identical" rows "$T/fa.full.h5" "$T/all94.h5"
 o=$T/fr
 if "$BIN/frames" --tokenizer "$M/tok512.bin" --heads "$o.h.tsv" --layers "$o.l.tsv" --label "$o.m.tsv" --keys "$o.k.tsv" \
     "$T/fa.s.h5" "$o.h5" >/dev/null 2>"$T/fr.err" &&
