@@ -195,7 +195,7 @@ include pipelines/sched.mk pipelines/corpus.mk pipelines/train.mk pipelines/mode
 
 # The reproduction: every table of results/$(PROFILE)/tables, then the paper's figures and text.
 TABLES := $(THEORY_TABLES) $(ANALYSIS_TABLES) $(COLLAPSE_TABLES) $(REGIME_TABLES)
-include pipelines/frames.mk pipelines/posenc.mk
+include pipelines/frames.mk pipelines/posenc.mk pipelines/position.mk
 all: build models-status $(TABLES) paper
 tables: $(TABLES)
 .PHONY: tables
@@ -207,7 +207,7 @@ tables: $(TABLES)
 # bare clone's models (pipelines/check-tables.sh).
 CHECK_ENV = DATA_DIR='$(DATA_DIR)' HF_MODELS_DIR='$(HF_MODELS_DIR)' \
             SKIPPED_OPTIONAL='$(filter $(OPTIONAL_MODELS),$(SKIPPED))' \
-            PER_MODEL='sinks reversal cluster prune collapse train frames-heads frames-layers frames-label frames-train frames-emergence' COMBINED='regime.tsv regime-dispersion.tsv' \
+            PER_MODEL='sinks reversal cluster prune collapse train frames-heads frames-layers frames-label frames-train frames-emergence bypos' COMBINED='regime.tsv regime-dispersion.tsv' \
             BARE_ROWS='$(TRAINED_DIR)/ pipelines/data/'
 check: $(BIN)/tabulate $(if $(filter all tables,$(MAKECMDGOALS)),| $(filter all tables,$(MAKECMDGOALS)))
 	@$(CHECK_ENV) pipelines/check-tables.sh check $(EXPECTED) $(R)/check $(TABLES)

@@ -21,7 +21,8 @@ static void usage(void) {
            "      --progress        progress bar on stderr; --no-progress: none (default: when\n"
            "                        stderr is a terminal)\n"
            "  -h, --help, -V, --version\n\n"
-           "Memory: two (sequence, layer) blocks, 20*H*T*T bytes, plus the input image when\n"
+           "A file of sampled query rows (query_pos) gives one: Q stored rows in place of T.\n"
+           "Memory: two (sequence, layer) blocks, 20*H*Q*T bytes (Q = T: every row), plus the input image when\n"
            "reading stdin and the output image when writing stdout.\n", cli_prog());
 }
 
@@ -80,17 +81,19 @@ int main(int argc, char **argv) {
     char *pj = prov_json(p);
     prov_free(p);
 
-    attn_writer *w = attn_create(o.out, &m, pj);
+    /* a file of sampled rows stays one: the same query_pos, every dataset over the stored rows */
+    int sampled = attn_is_sampled(r);
+    attn_writer *w = attn_create_rows(o.out, &m, pj, sampled ? attn_query_pos(r, 0) : NULL);
     hid_t f = attn_writer_file(w);
-    int S = m.S, L = m.L, H = m.H, T = m.T;
-    hsize_t d5[5] = {S, L, H, T, T}, c5[5] = {1, 1, H, T, T}, d4[4] = {S, L, H, T}, c4[4] = {1, 1, H, T};
+    int S = m.S, L = m.L, H = m.H, T = m.T, Q = m.Q;
+    hsize_t d5[5] = {S, L, H, Q, T}, c5[5] = {1, 1, H, Q, T}, d4[4] = {S, L, H, Q}, c4[4] = {1, 1, H, Q};
     hid_t dclr = h5io_chunked_f64(f, "clr", 5, d5, c5), dclrc = h5io_chunked_f64(f, "clr_content", 5, d5, c5);
     hid_t dbal = h5io_chunked_f64(f, "sink_balance", 4, d4, c4);
 
-    size_t blk = (size_t)H * T * T;
+    size_t blk = (size_t)H * Q * T;
     float *buf = xmalloc(blk * sizeof *buf);
     double *clr = xmalloc(blk * sizeof *clr), *clrc = xmalloc(blk * sizeof *clrc);
-    double *bal = xmalloc((size_t)H * T * sizeof *bal), *lr = xmalloc(2 * (size_t)T * sizeof *lr);
+    double *bal = xmalloc((size_t)H * Q * sizeof *bal), *lr = xmalloc(2 * (size_t)T * sizeof *lr);
     uint8_t *valid = xmalloc((size_t)S * T);
     int32_t *tokens = xmalloc((size_t)S * T * sizeof *tokens);
     attn_read_valid(r, valid);
@@ -100,21 +103,23 @@ int main(int argc, char **argv) {
     progress_begin(&pg, "clr", "blocks", (double)S * L);
     for (int s = 0; s < S; s++) {
         const uint8_t *vs = attn_has_valid(r) ? valid + (size_t)s * T : NULL;
+        const int32_t *qp = attn_query_pos(r, s);
         for (int l = 0; l < L; l++) {
             attn_read_block(r, s, l, buf);
             attn_write_block(w, s, l, buf);
             for (int h = 0; h < H; h++)
-                for (int t = 0; t < T; t++) {
-                    size_t off = ((size_t)h * T + t) * T;
+                for (int i = 0; i < Q; i++) {
+                    int t = qp[i];
+                    size_t off = ((size_t)h * Q + i) * T;
                     if (vs && !vs[t]) {
                         for (int j = 0; j < T; j++) clr[off + j] = clrc[off + j] = NAN;
-                        bal[(size_t)h * T + t] = NAN;
+                        bal[(size_t)h * Q + i] = NAN;
                         continue;
                     }
                     int spos, D = attn_gather_row(&m, vs, buf + off, t, sink, o.zero_delta, lr, &spos, &zeros);
                     if (D < 0)
                         die_data(o.in, ATTN_ROW_UNCLOSABLE " in row (sequence %d, layer %d, head %d, query %d)", s, l, h, t);
-                    row_clr(&m, vs, t, sink, lr, D, spos, clr + off, clrc + off, bal + (size_t)h * T + t, lr + T);
+                    row_clr(&m, vs, t, sink, lr, D, spos, clr + off, clrc + off, bal + (size_t)h * Q + i, lr + T);
                 }
             hsize_t st5[5] = {s, l, 0, 0, 0}, st4[4] = {s, l, 0, 0};
             h5io_write_slab_f64(dclr, 5, st5, c5, clr);
@@ -128,7 +133,9 @@ int main(int argc, char **argv) {
     attn_write_tokens(w, tokens);
     if (attn_has_valid(r)) attn_write_valid(w, valid);
     h5io_attr_int(f, "/", "zero_replaced", zeros);
-    static const char *const axes[5] = {"sequence", "layer", "head", "query", "key"};
+    static const char *const query_axes[5] = {"sequence", "layer", "head", "query", "key"};
+    static const char *const row_axes[5] = {"sequence", "layer", "head", "query_row", "key"};
+    const char *const *axes = sampled ? row_axes : query_axes;
     h5io_label_attention(f);
     h5io_label_dims(f, "clr", "/", 5, axes);
     h5io_label_dims(f, "clr_content", "/", 5, axes);

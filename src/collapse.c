@@ -49,11 +49,11 @@ static int row_kept(const attn_meta *m, const uint8_t *vs, int t, const copts *o
     return attn_row_parts(m, vs, t) >= 2;
 }
 
-/* Row stats of head h, query t of a block through the library's row path. */
-static void row_stats(attn_reader *r, const float *blk, const uint8_t *vs, int s, int ly, int h, int t,
+/* Row stats of head h, stored row i (query t) of a block through the library's row path. */
+static void row_stats(attn_reader *r, const float *blk, const uint8_t *vs, int s, int ly, int h, int i, int t,
                       const copts *o, double *l, coda_row *st) {
     const attn_meta *m = attn_meta_get(r);
-    int k, D = attn_gather_row(m, vs, blk + ((size_t)h * m->T + t) * m->T, t, o->sink, o->delta, l, &k, NULL);
+    int k, D = attn_gather_row(m, vs, blk + ((size_t)h * m->Q + i) * m->T, t, o->sink, o->delta, l, &k, NULL);
     if (D < 0)
         die_data(attn_path(r), ATTN_ROW_UNCLOSABLE " in row (sequence %d, layer %d, head %d, query %d)", s, ly, h, t);
     coda_row_stats(l, D, k, st);
@@ -64,6 +64,11 @@ static void check_same(attn_reader *r0, attn_reader *r, int32_t *tok0, int32_t *
     if (a->S != b->S || a->L != b->L || a->H != b->H || a->T != b->T || a->causal != b->causal)
         die_data(attn_path(r), "shape S=%d L=%d H=%d T=%d causal=%d differs from %s (S=%d L=%d H=%d T=%d causal=%d)",
                  b->S, b->L, b->H, b->T, b->causal, attn_path(r0), a->S, a->L, a->H, a->T, a->causal);
+    /* sampled rows pair only when every checkpoint kept the same queries */
+    if (attn_is_sampled(r0) != attn_is_sampled(r) ||
+        (attn_is_sampled(r) && (a->Q != b->Q || memcmp(attn_query_pos(r0, 0), attn_query_pos(r, 0),
+                                                        sizeof(int32_t) * (size_t)a->S * a->Q))))
+        die_data(attn_path(r), "stored query rows (query_pos) differ from %s", attn_path(r0));
     attn_read_tokens(r, tok);
     for (size_t i = 0; i < (size_t)a->S * a->T; i++)
         if (tok[i] != tok0[i])
@@ -73,7 +78,7 @@ static void check_same(attn_reader *r0, attn_reader *r, int32_t *tok0, int32_t *
 
 static void pass_series(attn_reader *r, const copts *o, sums *per_layer) {
     const attn_meta *m = attn_meta_get(r);
-    float *blk = xmalloc((size_t)m->H * m->T * m->T * sizeof *blk);
+    float *blk = xmalloc((size_t)m->H * m->Q * m->T * sizeof *blk);
     double *l = xmalloc(m->T * sizeof *l);
     uint8_t *valid = xmalloc((size_t)m->S * m->T);
     attn_read_valid(r, valid);
@@ -85,11 +90,13 @@ static void pass_series(attn_reader *r, const copts *o, sums *per_layer) {
         for (int ly = 0; ly < m->L; ly++) {
             attn_read_block(r, s, ly, blk);
             sums *q = &per_layer[ly];
+            const int32_t *qp = attn_query_pos(r, s);
             for (int h = 0; h < m->H; h++)
-                for (int t = 0; t < m->T; t++) {
+                for (int i = 0; i < m->Q; i++) {
+                    int t = qp[i];
                     if (!row_kept(m, vs, t, o)) continue;
                     coda_row st;
-                    row_stats(r, blk, vs, s, ly, h, t, o, l, &st);
+                    row_stats(r, blk, vs, s, ly, h, i, t, o, l, &st);
                     q->H += st.H, q->Hb += st.Hb, q->cH += (1 - st.s) * st.Hc, q->s += st.s, q->n += 1;
                 }
         }
@@ -102,7 +109,7 @@ static void pass_series(attn_reader *r, const copts *o, sums *per_layer) {
 
 static void pass_split(attn_reader *r0, attn_reader *r1, const copts *o, split *per_layer) {
     const attn_meta *m = attn_meta_get(r0);
-    size_t bs = (size_t)m->H * m->T * m->T;
+    size_t bs = (size_t)m->H * m->Q * m->T;
     float *b0 = xmalloc(bs * sizeof *b0), *b1 = xmalloc(bs * sizeof *b1);
     double *l = xmalloc(m->T * sizeof *l);
     uint8_t *valid = xmalloc((size_t)m->S * m->T);
@@ -116,12 +123,14 @@ static void pass_split(attn_reader *r0, attn_reader *r1, const copts *o, split *
             attn_read_block(r0, s, ly, b0);
             attn_read_block(r1, s, ly, b1);
             split *q = &per_layer[ly];
+            const int32_t *qp = attn_query_pos(r0, s);
             for (int h = 0; h < m->H; h++)
-                for (int t = 0; t < m->T; t++) {
+                for (int i = 0; i < m->Q; i++) {
+                    int t = qp[i];
                     if (!row_kept(m, vs, t, o)) continue;
                     coda_row x, y;
-                    row_stats(r0, b0, vs, s, ly, h, t, o, l, &x);
-                    row_stats(r1, b1, vs, s, ly, h, t, o, l, &y);
+                    row_stats(r0, b0, vs, s, ly, h, i, t, o, l, &x);
+                    row_stats(r1, b1, vs, s, ly, h, i, t, o, l, &y);
                     double sink = (y.Hb - x.Hb) + ((1 - y.s) - (1 - x.s)) * 0.5 * (x.Hc + y.Hc);
                     double content = (1 - 0.5 * (x.s + y.s)) * (y.Hc - x.Hc);
                     q->dH += y.H - x.H, q->sink += sink, q->content += content;

@@ -19,12 +19,14 @@ static const char *QNAME[NQ] = {"sink_mass", "sink_balance", "content_dispersion
 typedef struct {
     int sink, min_query, excl, threads, read_only;
     double zero_delta;
-    const char *in, *out, *tsv;
+    const char *in, *out, *tsv, *by_position;
 } dec_opts;
 
 static void usage(void) {
     printf("Usage: %s [options] INPUT|- OUTPUT|-\n"
            "Per-row and per-head sink/content decomposition of an attention file (METHODS §2).\n"
+           "A file of sampled query rows (query_pos) gives [S,L,H,Q] per row, Q the stored rows,\n"
+           "and query_pos is copied.\n"
            "Per row, float64 [S,L,H,T] (NaN where the row lacks the sink or has < 2 parts):\n"
            "  row/sink_mass row/sink_balance row/content_dispersion row/entropy row/entropy_sink\n"
            "  row/entropy_content row/entropy_content_weighted   (H = H_b(s) + (1-s)H(pi))\n"
@@ -34,6 +36,9 @@ static void usage(void) {
            "      --exclude-sink-query  do not keep the sink's own query row\n"
            "      --zero-delta X        zero replacement for probability input (1e-9)\n"
            "      --tsv FILE            also write the per-head table (TSV, '-' = stdout)\n"
+           "      --by-position FILE    also write sink mass, H, H_b(s) and H(pi) per layer in\n"
+           "                            log-spaced query-position bins [0,1), [2^k, 2^(k+1))\n"
+           "                            (TSV, '-' = stdout; docs/FORMAT.md)\n"
            "      --threads N           OpenMP threads (default: all cores)\n"
            "      --read-only           only read the attention dataset and print the time taken\n"
            "                            (the baseline of `make bench`); OUTPUT is not written\n"
@@ -45,11 +50,11 @@ static void usage(void) {
 }
 
 static void parse_args(int argc, char **argv, dec_opts *o) {
-    enum { O_SINK = 256, O_MINQ, O_EXCL, O_ZD, O_TSV, O_THR, O_RO };
+    enum { O_SINK = 256, O_MINQ, O_EXCL, O_ZD, O_TSV, O_THR, O_RO, O_BYPOS };
     static const struct option lo[] = {
         {"sink", 1, 0, O_SINK}, {"min-query", 1, 0, O_MINQ}, {"exclude-sink-query", 0, 0, O_EXCL},
         {"zero-delta", 1, 0, O_ZD}, {"tsv", 1, 0, O_TSV}, {"threads", 1, 0, O_THR}, {"read-only", 0, 0, O_RO},
-        {"help", 0, 0, 'h'}, {"version", 0, 0, 'V'}, CLI_PROGRESS_OPTIONS, {0, 0, 0, 0}};
+        {"by-position", 1, 0, O_BYPOS}, {"help", 0, 0, 'h'}, {"version", 0, 0, 'V'}, CLI_PROGRESS_OPTIONS, {0, 0, 0, 0}};
     *o = (dec_opts){.sink = -1, .min_query = 2, .zero_delta = 1e-9};
     int c;
     while ((c = getopt_long(argc, argv, "hV", lo, NULL)) != -1) {
@@ -60,6 +65,7 @@ static void parse_args(int argc, char **argv, dec_opts *o) {
         case O_ZD: o->zero_delta = cli_parse_double("zero-delta", optarg, 1e-300, 1e-2); break;
         case O_TSV: o->tsv = optarg; break;
         case O_RO: o->read_only = 1; break;
+        case O_BYPOS: o->by_position = optarg; break;
         case O_THR: o->threads = cli_parse_long("threads", optarg, 1, 1024); break;
         case CLI_OPT_PROGRESS: case CLI_OPT_NO_PROGRESS: cli_progress_option(c); break;
         case 'h': usage(); exit(0);
@@ -72,17 +78,21 @@ static void parse_args(int argc, char **argv, dec_opts *o) {
     o->out = argv[optind + 1];
     if (o->tsv && cli_is_stdio(o->tsv) && cli_is_stdio(o->out))
         die_usage("OUTPUT and --tsv cannot both be stdout");
+    if (o->by_position && cli_is_stdio(o->by_position) && ((o->tsv && cli_is_stdio(o->tsv)) || cli_is_stdio(o->out)))
+        die_usage("only one of OUTPUT, --tsv and --by-position can be stdout");
 }
 
-/* All rows of head h of one (s, l) block into q[Q][h*T + t]; returns zero replacements.
- * *bad_t: the first query whose row cannot be closed (left as is when every row can). */
-static long long head_stats(const attn_meta *m, const uint8_t *vs, const float *buf, int h, int sink,
-                            double zd, double *q[NQ], int *bad_t) {
+/* All stored rows of head h of one (s, l) block into q[k][h*Q + i] (stored row i is query
+ * qp[i]); returns zero replacements. *bad_t: the first query whose row cannot be closed (left
+ * as is when every row can). */
+static long long head_stats(const attn_meta *m, const uint8_t *vs, const int32_t *qp, const float *buf, int h,
+                            int sink, double zd, double *q[NQ], int *bad_t) {
     int T = m->T;
     long long z = 0;
     double lr[T];
-    for (int t = 0; t < T; t++) {
-        size_t i = (size_t)h * T + t;
+    for (int r = 0; r < m->Q; r++) {
+        int t = qp[r];
+        size_t i = (size_t)h * m->Q + r;
         for (int k = 0; k < NQ; k++) q[k][i] = NAN;
         if (vs && !vs[t]) continue;
         int spos, D = attn_gather_row(m, vs, buf + i * T, t, sink, zd, lr, &spos, &z);
@@ -103,6 +113,7 @@ static long long head_stats(const attn_meta *m, const uint8_t *vs, const float *
  * is fatal once both are done. */
 static long long block_stats_overlapped(attn_reader *r, int b, const uint8_t *vs, const float *cur,
                                         float *next, int sink, double zd, double *q[NQ]) {
+    const int32_t *qp = attn_query_pos(r, b / attn_meta_get(r)->L);
     const attn_meta *m = attn_meta_get(r);
     int nb = m->S * m->L;
     long long z = 0;
@@ -114,7 +125,7 @@ static long long block_stats_overlapped(attn_reader *r, int b, const uint8_t *vs
         #pragma omp for schedule(dynamic) reduction(+ : z)
         for (int h = 0; h < m->H; h++) {
             int t = -1;
-            z += head_stats(m, vs, cur, h, sink, zd, q, &t);
+            z += head_stats(m, vs, qp, cur, h, sink, zd, q, &t);
             if (t >= 0) {
                 #pragma omp critical
                 if (bad_h < 0 || h < bad_h) bad_h = h, bad_t = t;
@@ -143,8 +154,12 @@ static char *provenance(const dec_opts *o, attn_reader *r, int sink) {
 
 /* Named axes for h5py and xarray; each group holds its own scales (netCDF-4 dimensions are
  * per group, and the root cannot hold a "head" scale beside the head/ group). */
-static void label_axes(hid_t f) {
-    static const char *const row_axes[4] = {"sequence", "layer", "head", "query"};
+static void label_axes(hid_t f, int sampled) {
+    static const char *const query_axes[4] = {"sequence", "layer", "head", "query"};
+    /* sampled rows: the stored-row axis is "query_row" (query_pos names each row's position) */
+    static const char *const sampled_axes[4] = {"sequence", "layer", "head", "query_row"};
+    const char *const *row_axes = sampled ? sampled_axes : query_axes;
+    if (sampled) h5io_label_dims(f, "query_pos", "/", 2, (const char *const[]){"sequence", "query_row"});
     char name[64];
     for (int k = 0; k < NQ; k++) {
         snprintf(name, sizeof name, "row/%s", QNAME[k]);
@@ -171,9 +186,66 @@ static void write_tsv(const dec_opts *o, const attn_meta *m, const char *pj, dou
     sb_free(&sb);
 }
 
+/* --by-position: per layer and query-position bin, sums over the kept rows of every head.
+ * Bin 0 is [0, 1), bin k ≥ 1 is [2^(k−1), 2^k): log-spaced, the same edges for every T. */
+enum { BP_SINK, BP_H, BP_HB, BP_HC, BP_N };
+static const int BP_Q[BP_N] = {Q_SINK, Q_H, Q_HB, Q_HC};
+typedef struct {
+    int L, nbin;
+    double *sum;       /* [(L+1)·nbin·BP_N]; layer L holds every layer together */
+    long long *rows;   /* [(L+1)·nbin] */
+} bypos;
+
+static int bypos_bin(int t) {
+    int k = 0;
+    while (t > 0) t >>= 1, k++;
+    return k;   /* t = 0 → 0; 2^(k−1) ≤ t < 2^k → k */
+}
+
+static void bypos_init(bypos *bp, int L, int T) {
+    bp->L = L;
+    bp->nbin = bypos_bin(T - 1) + 1;
+    bp->sum = xcalloc((size_t)(L + 1) * bp->nbin * BP_N, sizeof *bp->sum);
+    bp->rows = xcalloc((size_t)(L + 1) * bp->nbin, sizeof *bp->rows);
+}
+
+/* Stored row i (query t) of every head of layer l. */
+static void bypos_add(bypos *bp, int l, int t, double *q[NQ], int H, int Q, int i) {
+    int b = bypos_bin(t);
+    for (int h = 0; h < H; h++)
+        for (int which = 0; which < 2; which++) {
+            size_t at = (size_t)(which ? bp->L : l) * bp->nbin + b;
+            for (int k = 0; k < BP_N; k++) bp->sum[at * BP_N + k] += q[BP_Q[k]][(size_t)h * Q + i];
+            bp->rows[at]++;
+        }
+}
+
+static void bypos_write(const bypos *bp, const char *path, const char *pj, const char *model) {
+    strbuf sb = {0};
+    sb_printf(&sb, "# provenance\t%s\n# model\t%s\n", pj, model);
+    sb_printf(&sb, "layer\tbin_lo\tbin_hi\trows\tsink_mass\tentropy\tentropy_sink\tentropy_content\n");
+    for (int l = 0; l <= bp->L; l++)
+        for (int b = 0; b < bp->nbin; b++) {
+            size_t at = (size_t)l * bp->nbin + b;
+            if (!bp->rows[at]) continue;
+            if (l == bp->L) sb_printf(&sb, "all");
+            else sb_printf(&sb, "%d", l);
+            sb_printf(&sb, "\t%d\t%d\t%lld", b ? 1 << (b - 1) : 0, b ? 1 << b : 1, bp->rows[at]);
+            for (int k = 0; k < BP_N; k++) sb_printf(&sb, "\t%.10g", bp->sum[at * BP_N + k] / (double)bp->rows[at]);
+            sb_printf(&sb, "\n");
+        }
+    cli_write_bytes(path, sb.s, sb.len);
+    sb_free(&sb);
+}
+
+static void bypos_free(bypos *bp) {
+    free(bp->sum);
+    free(bp->rows);
+}
+
 static int read_only(attn_reader *r) {
     const attn_meta *m = attn_meta_get(r);
-    float *buf = xmalloc((size_t)m->H * m->T * m->T * sizeof *buf);
+    float *buf = xmalloc((size_t)m->H * m->Q * m->T * sizeof *buf);
     double t0 = cli_now();
     for (int s = 0; s < m->S; s++)
         for (int l = 0; l < m->L; l++) attn_read_block_raw(r, s, l, buf);
@@ -194,23 +266,25 @@ int main(int argc, char **argv) {
     const attn_meta *m = attn_meta_get(r);
     int sink = o.sink >= 0 ? o.sink : m->sink;
     if (sink >= m->T) die_usage("--sink %d is not below T = %d", sink, m->T);
-    int S = m->S, L = m->L, H = m->H, T = m->T, N = L * H;
+    int S = m->S, L = m->L, H = m->H, T = m->T, N = L * H, Q = m->Q;
     if (o.read_only) return read_only(r);
     char *pj = provenance(&o, r, sink);
 
     hid_t f = h5io_create(o.out);
-    hsize_t d4[4] = {S, L, H, T}, c4[4] = {1, 1, H, T};
+    hsize_t d4[4] = {S, L, H, Q}, c4[4] = {1, 1, H, Q};
     hid_t ds[NQ];
     double *q[NQ], *sum[NQ];
     char name[64];
     for (int k = 0; k < NQ; k++) {
         snprintf(name, sizeof name, "row/%s", QNAME[k]);
         ds[k] = h5io_chunked_f64(f, name, 4, d4, c4);
-        q[k] = xmalloc((size_t)H * T * sizeof(double));
+        q[k] = xmalloc((size_t)H * Q * sizeof(double));
         sum[k] = xcalloc(N, sizeof(double));
     }
     long long *rows = xcalloc(N, sizeof *rows), zeros = 0;
-    float *buf[2] = {xmalloc((size_t)H * T * T * sizeof(float)), xmalloc((size_t)H * T * T * sizeof(float))};
+    float *buf[2] = {xmalloc((size_t)H * Q * T * sizeof(float)), xmalloc((size_t)H * Q * T * sizeof(float))};
+    bypos bp = {0};
+    if (o.by_position) bypos_init(&bp, L, T);
     uint8_t *valid = xmalloc((size_t)S * T);
     attn_read_valid(r, valid);
     progress pg;
@@ -222,12 +296,14 @@ int main(int argc, char **argv) {
         zeros += block_stats_overlapped(r, b, vs, buf[b & 1], buf[(b + 1) & 1], sink, o.zero_delta, q);
         hsize_t st[4] = {s, l, 0, 0};
         for (int k = 0; k < NQ; k++) h5io_write_slab_f64(ds[k], 4, st, c4, q[k]);
-        for (int t = 0; t < T; t++) {
-            if (!attn_row_kept(m, vs, t, sink, o.min_query, o.excl)) continue;
+        const int32_t *qp = attn_query_pos(r, s);
+        for (int i = 0; i < Q; i++) {
+            if (!attn_row_kept(m, vs, qp[i], sink, o.min_query, o.excl)) continue;
             for (int h = 0; h < H; h++) {
-                for (int k = 0; k < NQ; k++) sum[k][l * H + h] += q[k][(size_t)h * T + t];
+                for (int k = 0; k < NQ; k++) sum[k][l * H + h] += q[k][(size_t)h * Q + i];
                 rows[l * H + h]++;
             }
+            if (o.by_position) bypos_add(&bp, l, qp[i], q, H, Q, i);
         }
         progress_update(&pg, b + 1.0);
     }
@@ -251,7 +327,15 @@ int main(int argc, char **argv) {
     h5io_attr_str(f, "/", "model", m->model);
     h5io_attr_str(f, "/", "provenance", pj);
     if (o.tsv) write_tsv(&o, m, pj, sum, rows);
-    label_axes(f);
+    if (attn_is_sampled(r)) {   /* the positions of the stored rows (contiguous [S][Q]) */
+        hsize_t dq[2] = {S, Q};
+        h5io_write_i32(f, "query_pos", 2, dq, attn_query_pos(r, 0));
+    }
+    if (o.by_position) {
+        bypos_write(&bp, o.by_position, pj, m->model);
+        bypos_free(&bp);
+    }
+    label_axes(f, attn_is_sampled(r));
     h5io_finish(f, o.out);
     attn_close(r);
     for (int k = 0; k < NQ; k++) { free(q[k]); free(sum[k]); }

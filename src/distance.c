@@ -121,10 +121,10 @@ static double *vec_of(const rowbuf *rb, int r, int a, int v) {
 /* Row t of head a in the L blocks through the library's row path (closed, zero-replaced, valid
  * keys only), then with the sink moved to the front as an_row_prep wants it. Returns D, or −1
  * when the row cannot be closed. */
-static int gather_row(const float *blocks, const attn_meta *m, const uint8_t *vs, int a, int t,
+static int gather_row(const float *blocks, const attn_meta *m, const uint8_t *vs, int a, int i, int t,
                       const dopts *o, double *l, long long *nrep) {
     int H = m->H, T = m->T, ly = a / H, h = a % H, k;
-    const float *row = blocks + ((size_t)ly * H + h) * T * T + (size_t)t * T;
+    const float *row = blocks + ((size_t)ly * H + h) * m->Q * T + (size_t)i * T;   /* stored row i = query t */
     int D = attn_gather_row(m, vs, row, t, o->sink, o->zero_delta, l, &k, nrep);
     if (D < 0) return -1;
     double lk = l[k];
@@ -138,17 +138,18 @@ static int gather_row(const float *blocks, const attn_meta *m, const uint8_t *vs
  * order whatever the thread count, so results do not depend on it. Returns −1, or the first
  * (row·N + head) index whose row is unusable (*unclosable: it could not be closed; else it holds
  * a zero probability). */
-static int process_chunk(const float *blocks, const attn_meta *m, const uint8_t *vs, const dopts *o,
-                         const int *rows, int nr, rowbuf *rb, accum *A, long long *nrep, int *unclosable) {
+static int process_chunk(const float *blocks, const attn_meta *m, const uint8_t *vs, const int32_t *qp,
+                         const dopts *o, const int *rows, int nr, rowbuf *rb, accum *A, long long *nrep,
+                         int *unclosable) {
     int N = A->N, bad = -1, nparts[TCHUNK];
     long long rep = 0;
-    for (int r = 0; r < nr; r++) nparts[r] = attn_row_parts(m, vs, rows[r]) - 1;   /* content parts */
+    for (int r = 0; r < nr; r++) nparts[r] = attn_row_parts(m, vs, qp[rows[r]]) - 1;   /* content parts */
 #pragma omp parallel
     {
         double *lrow = xmalloc(m->T * sizeof *lrow);
 #pragma omp for schedule(dynamic, 8) reduction(+ : rep)
         for (int ra = 0; ra < nr * N; ra++) {
-            int r = ra / N, a = ra % N, D = gather_row(blocks, m, vs, a, rows[r], o, lrow, &rep);
+            int r = ra / N, a = ra % N, D = gather_row(blocks, m, vs, a, rows[r], qp[rows[r]], o, lrow, &rep);
             if (D < 0 || an_row_prep(lrow, D, vec_of(rb, r, a, 0), vec_of(rb, r, a, 1), vec_of(rb, r, a, 2),
                             vec_of(rb, r, a, 3), vec_of(rb, r, a, 4), &rb->info[(size_t)r * N + a]) != 0) {
 #pragma omp critical
@@ -196,16 +197,17 @@ static int process_chunk(const float *blocks, const attn_meta *m, const uint8_t 
 static void process_sequence(attn_reader *r, int s, const dopts *o, float *blocks, const uint8_t *vs,
                              rowbuf *rb, accum *A, long long *nrep) {
     const attn_meta *m = attn_meta_get(r);
-    int T = m->T, rows[TCHUNK], nr = 0;
-    for (int l = 0; l < m->L; l++) attn_read_block(r, s, l, blocks + (size_t)l * m->H * T * T);
-    for (int t = 0; t <= T; t++) {
-        if (t < T && attn_row_kept(m, vs, t, o->sink, o->min_query, o->excl_sink_q)) rows[nr++] = t;
-        if (nr == TCHUNK || (t == T && nr > 0)) {
-            int unclosable = 0, bad = process_chunk(blocks, m, vs, o, rows, nr, rb, A, nrep, &unclosable);
+    int T = m->T, Q = m->Q, rows[TCHUNK], nr = 0;   /* rows: stored row indices i (query qp[i]) */
+    const int32_t *qp = attn_query_pos(r, s);
+    for (int l = 0; l < m->L; l++) attn_read_block(r, s, l, blocks + (size_t)l * m->H * Q * T);
+    for (int i = 0; i <= Q; i++) {
+        if (i < Q && attn_row_kept(m, vs, qp[i], o->sink, o->min_query, o->excl_sink_q)) rows[nr++] = i;
+        if (nr == TCHUNK || (i == Q && nr > 0)) {
+            int unclosable = 0, bad = process_chunk(blocks, m, vs, qp, o, rows, nr, rb, A, nrep, &unclosable);
             if (bad >= 0)
                 die_data(attn_path(r), "%s in row (sequence %d, layer %d, head %d, query %d)",
                          unclosable ? ATTN_ROW_UNCLOSABLE : "zero probability (log-probability -inf)",
-                         s, bad % A->N / m->H, bad % A->N % m->H, rows[bad / A->N]);
+                         s, bad % A->N / m->H, bad % A->N % m->H, qp[rows[bad / A->N]]);
             nr = 0;
         }
     }
@@ -487,7 +489,7 @@ static void run_distance(const char *in, const char *out, dopts *o, int sink_giv
     accum_init(&A, N);
     rowbuf rb;
     rowbuf_init(&rb, N, T);
-    float *blocks = xmalloc((size_t)m->L * m->H * T * T * sizeof *blocks);
+    float *blocks = xmalloc((size_t)m->L * m->H * m->Q * T * sizeof *blocks);
     uint8_t *valid = xmalloc((size_t)m->S * T);
     attn_read_valid(r, valid);
     long long nrep = 0;

@@ -24,6 +24,7 @@
 #include "mlm.h"
 #include "model.h"
 #include "posenc.h"
+#include "queries.h"
 #include "tok.h"
 
 static void usage(void) {
@@ -103,6 +104,13 @@ static void usage(void) {
         "                        0 writes about twice the bytes in about 40%% less time\n"
         "      --progress        progress bar on stderr; --no-progress: none (default: when\n"
         "                        stderr is a terminal)\n"
+        "      --queries N       keep N query rows per sequence (each with all its keys), one\n"
+        "                        drawn per stratum of the eligible positions (valid; t >= 2 when\n"
+        "                        causal); recorded as 'query_pos' [S,N] (docs/EXTRACT.md)\n"
+        "      --query-seed N    seed of --queries; sequence s draws from mt19937 seeded\n"
+        "                        (N*2654435761 + s) mod 2^32 (1)\n"
+        "      --query-list FILE keep these query positions (whitespace separated, '#' comments)\n"
+        "                        in every sequence instead\n"
         "  -h, --help, -V, --version\n\n"
         "When perplexity is computed (--nll, --logits, --no-attention) and stdout carries no file,\n"
         "'perplexity<TAB>value' is printed on stdout. For an encoder it is the masked-LM perplexity:\n"
@@ -117,7 +125,8 @@ static void usage(void) {
         "ids of the text, 256*max(hidden, ffn)*threads bytes of widening buffers, and batch x\n"
         "(4*L*H*T*T bytes of attention, 4*T*vocab bytes of logits with --nll/--logits/\n"
         "--no-attention, 4*T*(6*hidden + 2*ffn) bytes of activations) + 8*T*T*threads bytes;\n"
-        "independent of S.\n",
+        "independent of S. With --queries/--query-list the attention term is 4*H*Q*T bytes (one\n"
+        "layer's kept rows) and the scores 8*128*T*threads bytes: nothing grows with T*T.\n",
         cli_prog(), cli_prog(), cli_prog(), cli_prog(), cli_prog());
 }
 
@@ -128,12 +137,15 @@ typedef struct {
     int S, T, sink, sequential, no_bos, no_attention, threads, batch, deflate, info, mlm_given;
     int seq_a, seq_b, merge, nshards;
     long long seed, mlm_seed;
+    int queries, query_seed_given;   /* --queries N (0: every row) */
+    long long query_seed;
+    const char *query_list;
     double mlm_rate;
 } opts;
 
 enum { O_MODEL = 256, O_TOK, O_TEXT, O_IDS, O_SEED, O_SEQ, O_NOBOS, O_LAYERS, O_HEADS, O_SINK, O_NLL,
        O_LOGITS, O_MASK, O_NOATT, O_THREADS, O_BATCH, O_DEFLATE, O_INFO, O_IMAGES, O_PRED, O_PIXELS,
-       O_MLM_RATE, O_MLM_SEED, O_SEQS, O_MERGE };
+       O_MLM_RATE, O_MLM_SEED, O_SEQS, O_MERGE, O_QUERIES, O_QSEED, O_QLIST };
 
 /* --mlm-rate: a share in (0, 1] (0 would mask nothing; cli_parse_double takes closed ranges). */
 static double parse_rate(const char *s) {
@@ -168,6 +180,18 @@ static void check_merge_args(int argc, char **argv, opts *o) {
     o->nshards = argc - optind - 1;
 }
 
+/* --queries / --query-seed / --query-list: sampled rows need an attention file of text or ids. */
+static void check_query_options(const opts *o) {
+    if (o->queries && o->query_list) die_usage("give --queries or --query-list, not both");
+    if (o->query_seed_given && !o->queries) die_usage("--query-seed needs --queries");
+    if (!o->queries && !o->query_list) return;
+    if (o->images) die_usage("--queries and --query-list are for text and ids, not with --images");
+    if (o->no_attention) die_usage("--queries and --query-list choose attention rows: not with --no-attention");
+    if (o->info) die_usage("--info takes only --model");
+    /* a shard's rows would be drawn with the shard's sequence numbers; not joined yet */
+    if (o->seqs) die_usage("--queries and --query-list are not combined with --seqs");
+}
+
 static void parse_args(int argc, char **argv, opts *o) {
     static const struct option lo[] = {
         {"model", 1, 0, O_MODEL}, {"tokenizer", 1, 0, O_TOK}, {"text", 1, 0, O_TEXT}, {"ids", 1, 0, O_IDS},
@@ -176,9 +200,10 @@ static void parse_args(int argc, char **argv, opts *o) {
         {"nll", 1, 0, O_NLL}, {"logits", 1, 0, O_LOGITS}, {"mask", 1, 0, O_MASK},
         {"no-attention", 0, 0, O_NOATT}, {"threads", 1, 0, O_THREADS}, {"batch", 1, 0, O_BATCH}, {"deflate", 1, 0, O_DEFLATE}, {"info", 0, 0, O_INFO},
         {"mlm-rate", 1, 0, O_MLM_RATE}, {"mlm-seed", 1, 0, O_MLM_SEED}, {"images", 1, 0, O_IMAGES}, {"predictions", 1, 0, O_PRED}, {"pixels", 1, 0, O_PIXELS},
-        {"seqs", 1, 0, O_SEQS}, {"merge", 0, 0, O_MERGE}, {"help", 0, 0, 'h'},
+        {"seqs", 1, 0, O_SEQS}, {"merge", 0, 0, O_MERGE},
+        {"queries", 1, 0, O_QUERIES}, {"query-seed", 1, 0, O_QSEED}, {"query-list", 1, 0, O_QLIST}, {"help", 0, 0, 'h'},
         {"version", 0, 0, 'V'}, CLI_PROGRESS_OPTIONS, {0, 0, 0, 0}};
-    *o = (opts){.S = 64, .T = 128, .seed = 1, .batch = 4, .deflate = 1, .mlm_rate = 0.15, .mlm_seed = 1};
+    *o = (opts){.S = 64, .T = 128, .seed = 1, .batch = 4, .deflate = 1, .mlm_rate = 0.15, .mlm_seed = 1, .query_seed = 1};
     int c;
     while ((c = getopt_long(argc, argv, "S:T:hV", lo, NULL)) != -1) {
         switch (c) {
@@ -213,6 +238,9 @@ static void parse_args(int argc, char **argv, opts *o) {
             o->mlm_given = 1;
             break;
         case CLI_OPT_PROGRESS: case CLI_OPT_NO_PROGRESS: cli_progress_option(c); break;
+        case O_QUERIES: o->queries = (int)cli_parse_long("queries", optarg, 1, 1 << 16); break;
+        case O_QSEED: o->query_seed = cli_parse_long("query-seed", optarg, 0, (1L << 62)), o->query_seed_given = 1; break;
+        case O_QLIST: o->query_list = optarg; break;
         case 'h': usage(); exit(0);
         case 'V': cli_print_version(); exit(0);
         default: cli_bad_option(argv, lo, "S:T:hV");
@@ -223,6 +251,7 @@ static void parse_args(int argc, char **argv, opts *o) {
         return;
     }
     if (!o->model) die_usage("--model is required (see --help)");
+    check_query_options(o);
     if (o->info) {
         if (o->text || o->ids || o->images || optind < argc) die_usage("--info takes only --model");
         return;
@@ -548,6 +577,14 @@ static char *make_prov(const opts *o, const model *m, const char *tokpath, const
         prov_opt_dbl(p, "mlm_rate", o->mlm_rate);
         prov_opt_int(p, "mlm_seed", o->mlm_seed);
     }
+    if (o->queries) {   /* only when given: files of every row keep their bytes */
+        prov_opt_int(p, "queries", o->queries);
+        prov_opt_int(p, "query_seed", o->query_seed);
+    }
+    if (o->query_list) {
+        prov_file(p, o->query_list);
+        prov_opt_str(p, "query_list", o->query_list);
+    }
     prov_shared_options(p, o, m);
     char *js = prov_json(p);
     prov_free(p);
@@ -660,6 +697,8 @@ typedef struct {
     logits_out lo, px;           /* --logits; --pixels (images) */
     float *att, *block, *logits;
     uint8_t *chosen;             /* encoders' masked-LM perplexity: [S][T] masked positions */
+    int32_t *qpos;               /* --queries/--query-list: [S][Q] kept query positions, else NULL */
+    int Q;
     int32_t *masked;             /* one batch of ids with those positions replaced */
     int mask_id;
     strbuf rows;
@@ -752,6 +791,63 @@ static void keep_shard(run *r) {
     b->S = o->seq_b - o->seq_a;
 }
 
+/* --query-list: positions in [0, T), whitespace separated, '#' to the end of a line comments;
+ * any order, each once; the same positions for every sequence. */
+static int32_t *read_query_list(const char *path, int T, int *Q) {
+    size_t len;
+    static char *buf;   /* static: reachable on error exits */
+    static int32_t *pos;
+    buf = cli_slurp_text(path, &len);
+    pos = xcalloc((size_t)T, sizeof *pos);   /* flags first, then the positions in order */
+    int lineno = 1, n = 0;
+    for (char *p = buf; *p;) {
+        if (*p == '\n') lineno++;
+        if (isspace((unsigned char)*p)) { p++; continue; }
+        if (*p == '#') { while (*p && *p != '\n') p++; continue; }
+        char *end;
+        errno = 0;
+        long v = strtol(p, &end, 10);
+        if (end == p || errno || (*end && !isspace((unsigned char)*end) && *end != '#'))
+            die_data(path, "line %d: '%.20s' is not a query position", lineno, p);
+        if (v < 0 || v >= T) die_data(path, "line %d: query position %ld outside [0, %d)", lineno, v, T);
+        if (pos[v]) die_data(path, "line %d: query position %ld given twice", lineno, v);
+        pos[v] = 1, n++;
+        p = end;
+    }
+    if (!n) die_data(path, "no query positions");
+    for (int t = 0, k = 0; t < T; t++)
+        if (pos[t]) pos[k++] = t;
+    free(buf);
+    buf = NULL;
+    *Q = n;
+    int32_t *out = pos;
+    pos = NULL;
+    return out;
+}
+
+/* The kept query rows of every sequence, chosen before any output exists. */
+static void choose_queries(run *r) {
+    const opts *o = &r->o;
+    const batch *b = &r->b;
+    int causal = r->m->cfg.causal;
+    if (o->query_list) {
+        int32_t *one = read_query_list(o->query_list, b->T, &r->Q);
+        r->qpos = xmalloc(sizeof *r->qpos * (size_t)b->S * r->Q);
+        for (int s = 0; s < b->S; s++) memcpy(r->qpos + (size_t)s * r->Q, one, sizeof *one * (size_t)r->Q);
+        free(one);
+        return;
+    }
+    r->Q = o->queries;
+    r->qpos = xmalloc(sizeof *r->qpos * (size_t)b->S * r->Q);
+    for (int s = 0; s < b->S; s++) {
+        size_t at = (size_t)s * b->T;
+        int E = queries_stratified(b->valid + at, b->T, causal, r->Q, o->query_seed, s, r->qpos + (size_t)s * r->Q);
+        if (E < 0)
+            die_usage("--queries %d: sequence %d has only %d eligible query positions (valid%s)", r->Q, s + 1, -E,
+                      causal ? ", t >= 2" : "");
+    }
+}
+
 static void setup(run *r) {
     const opts *o = &r->o;
     char err[2048];
@@ -775,6 +871,7 @@ static void setup(run *r) {
     if (o->sink >= r->b.T) die_usage("--sink %d is not below T = %d", o->sink, r->b.T);
     if (!c->causal && (o->nll || o->logits || o->no_attention)) choose_masked(r);
     select_layers_heads(r, o, c);
+    if (o->queries || o->query_list) choose_queries(r);
     r->provjs = make_prov(o, r->m, r->tokpath, &r->b, NULL);
     if (o->seqs) keep_shard(r);
 }
@@ -801,18 +898,60 @@ static void open_outputs(run *r, int B) {
         snprintf(meta.family, sizeof meta.family, "%s", c->model_type);
         snprintf(meta.text, sizeof meta.text, "%s", o->text ? o->text : o->ids);
         attn_set_deflate(o->deflate);
-        r->w = attn_create(o->out, &meta, r->provjs);
+        meta.Q = r->Q;
+        r->w = r->qpos ? attn_create_rows(o->out, &meta, r->provjs, r->qpos) : attn_create(o->out, &meta, r->provjs);
         if (o->seqs) write_shard_attrs(r);
         attn_write_tokens(r->w, b->ids);
         if (b->padded || !c->causal) attn_write_valid(r->w, b->valid);
         write_index(r->w, "layer_index", r->li, r->nl, c->n_layer);
         write_index(r->w, "head_index", r->hi, r->nh, c->n_head);
-        r->att = xmalloc(sizeof(float) * tt * c->n_layer * c->n_head * B);
-        if (r->nh != c->n_head) r->block = xmalloc(sizeof(float) * tt * r->nh);
+        if (r->qpos) {   /* one layer's kept rows at a time, inside the forward pass */
+            if (r->nh != c->n_head) r->block = xmalloc(sizeof(float) * (size_t)r->Q * b->T * r->nh);
+        } else {
+            r->att = xmalloc(sizeof(float) * tt * c->n_layer * c->n_head * B);
+            if (r->nh != c->n_head) r->block = xmalloc(sizeof(float) * tt * r->nh);
+        }
     }
     if (o->logits) logits_open(&r->lo, o->logits, "logits", b->S, b->T, c->vocab, r->provjs);
     if (o->nll || o->logits || o->no_attention) r->logits = xmalloc(sizeof(float) * b->T * (size_t)c->vocab * B);
     if (r->chosen) r->masked = xmalloc(sizeof(int32_t) * b->T * (size_t)B);
+}
+
+/* Where the forward pass hands each layer's kept rows (sampled queries). */
+typedef struct {
+    run *r;
+    int s0, nb;
+} rows_sink;
+
+/* One layer's rows [nb][n_head][Q][T]: the selected heads, written as block (s, position of l in
+ * --layers) of each sequence; layers not selected are dropped. */
+static void rows_layer_done(void *ctx, int l, const float *rows) {
+    const rows_sink *k = ctx;
+    run *r = k->r;
+    const model_config *c = &r->m->cfg;
+    size_t qt = (size_t)r->Q * r->b.T, per = qt * c->n_head;
+    for (int a = 0; a < r->nl; a++) {
+        if (r->li[a] != l) continue;
+        for (int i = 0; i < k->nb; i++) {
+            const float *layer = rows + per * i;
+            if (r->nh != c->n_head) {
+                for (int h = 0; h < r->nh; h++) memcpy(r->block + h * qt, layer + (size_t)r->hi[h] * qt, sizeof(float) * qt);
+                layer = r->block;
+            }
+            attn_write_block(r->w, k->s0 + i, a, layer);
+        }
+    }
+}
+
+/* The attention pass of a batch: every row into r->att, or (sampled queries) the kept rows
+ * straight into the file, layer by layer. */
+static int forward_attention(run *r, int s0, int nb, const int32_t *ids, float *logits) {
+    const batch *b = &r->b;
+    size_t at = (size_t)s0 * b->T;
+    if (!r->qpos) return model_forward_batch(r->m, ids, b->valid + at, nb, b->T, r->keep, r->att, logits);
+    rows_sink k = {r, s0, nb};
+    model_query_rows qr = {r->Q, r->qpos + (size_t)s0 * r->Q, rows_layer_done, &k};
+    return model_forward_rows(r->m, ids, b->valid + at, nb, b->T, r->keep, &qr, logits);
 }
 
 /* The encoder's two passes over a batch: the unmasked input for the attention file (when one is
@@ -821,7 +960,7 @@ static int forward_masked(run *r, int s0, int nb) {
     const batch *b = &r->b;
     size_t at = (size_t)s0 * b->T, n = (size_t)nb * b->T;
     if (r->w) {
-        int rc = model_forward_batch(r->m, b->ids + at, b->valid + at, nb, b->T, r->keep, r->att, NULL);
+        int rc = forward_attention(r, s0, nb, b->ids + at, NULL);
         if (rc) return rc;
     }
     for (size_t i = 0; i < n; i++) r->masked[i] = r->chosen[at + i] ? r->mask_id : b->ids[at + i];
@@ -839,10 +978,11 @@ static void run_batches(run *r, int B) {
         int nb = b->S - s0 < B ? b->S - s0 : B;
         size_t at = (size_t)s0 * b->T;
         int rc = r->chosen ? forward_masked(r, s0, nb)
+                           : r->w ? forward_attention(r, s0, nb, b->ids + at, r->logits)
                            : model_forward_batch(r->m, b->ids + at, b->valid + at, nb, b->T, r->keep, r->att, r->logits);
         if (rc) die_data(r->o.model, "forward pass failed on sequences %d-%d (code %d)", s0, s0 + nb - 1, rc);
         for (int k = 0; k < nb; k++) {
-            if (r->w) write_blocks(r->w, s0 + k, r->att + per_seq * k, c, b->T, r->li, r->nl, r->hi, r->nh, r->block);
+            if (r->w && !r->qpos) write_blocks(r->w, s0 + k, r->att + per_seq * k, c, b->T, r->li, r->nl, r->hi, r->nh, r->block);
             if (!r->logits) continue;
             strbuf *rows = r->o.nll ? &r->rows : NULL;
             if (r->chosen)
@@ -877,7 +1017,7 @@ static void finish(run *r) {
 
 static void run_free(run *r) {
     void *p[] = {r->att, r->block, r->logits, r->chosen, r->masked, r->keep, r->li, r->hi, r->provjs, r->tokpath, r->b.ids, r->b.valid,
-                 r->b.upstream, r->whole_provjs};
+                 r->b.upstream, r->whole_provjs, r->qpos};
     for (size_t i = 0; i < sizeof p / sizeof p[0]; i++) free(p[i]);
     sb_free(&r->rows);
     model_free(r->m);

@@ -269,14 +269,18 @@ typedef struct {
 
 /* r, u over the queries of one head in one (s, l) block; cnt[k] = |Q(k)|. Rows are closed in
  * double precision (probability input zero-replaced first). */
-/* abar (may be NULL): every valid row's probabilities are added to it, queries below q0 too. */
-static void received(const attn_meta *m, const uint8_t *vs, const float *hb, int q0, double zd,
+/* abar (may be NULL): every valid row's probabilities are added to it, queries below q0 too.
+ * Stored row i is query qp[i]: a file of sampled rows gives the means over the stored queries
+ * (docs/FRAMES.md, "Sampled query rows"). */
+static void received(const attn_meta *m, const uint8_t *vs, const int32_t *qp, const float *hb, int q0, double zd,
                      double *r, double *u, int *cnt, double *prow, double *abar) {
     int T = m->T, sp;
     for (int k = 0; k < T; k++) r[k] = u[k] = 0, cnt[k] = 0;
-    for (int q = abar ? 0 : q0; q < T; q++) {
+    for (int row = 0; row < m->Q; row++) {
+        int q = qp[row];
+        if (!abar && q < q0) continue;
         if (vs && !vs[q]) continue;
-        int D = attn_gather_row(m, vs, hb + (size_t)q * T, q, 0, zd, prow, &sp, NULL);
+        int D = attn_gather_row(m, vs, hb + (size_t)row * T, q, 0, zd, prow, &sp, NULL);
         for (int k = 0, i = 0; k < T; k++) {
             if (!attn_key_in_row(m, vs, q, k)) continue;
             double p = exp(prow[i++]);
@@ -499,7 +503,7 @@ static void accumulate(const fr_opts *o, attn_reader *rd, frames_acc *F, const t
                        const int32_t *ids, const uint8_t *valid) {
     const attn_meta *m = attn_meta_get(rd);
     int T = m->T, H = m->H;
-    float *buf = xmalloc((size_t)H * T * T * sizeof *buf);
+    float *buf = xmalloc((size_t)H * m->Q * T * sizeof *buf);
     uint8_t *cls = xmalloc(T);
     progress pg;
     progress_begin(&pg, "frames", "blocks", (double)m->S * m->L);
@@ -516,7 +520,7 @@ static void accumulate(const fr_opts *o, attn_reader *rd, frames_acc *F, const t
             #pragma omp for schedule(dynamic)
             for (int h = 0; h < H; h++) {
                 int a = l * H + h;
-                received(m, vs, buf + (size_t)h * T * T, o->min_query, o->zero_delta, r, u, cnt, prow,
+                received(m, vs, attn_query_pos(rd, s), buf + (size_t)h * m->Q * T, o->min_query, o->zero_delta, r, u, cnt, prow,
                          F->abar ? F->abar + (size_t)a * T * T : NULL);
                 reference_points(o, T, r, u, cls, &F->acc[a]);
                 for (int k = 0; k < T; k++) {
@@ -757,6 +761,9 @@ int main(int argc, char **argv) {
     if (o.min_query >= m->T)   /* the default: the file is too short, no option is wrong */
         die_data(attn_path(rd), "T = %d tokens: no query reaches the default --min-query %d (frames needs T > %d)",
                  m->T, o.min_query, o.min_query);
+    /* the graph statistics need the whole T×T mean attention matrix, every row of it */
+    if (o.paper && attn_is_sampled(rd))
+        die_data(attn_path(rd), "--paper-stats needs every query row; this file stores %d sampled rows per sequence", m->Q);
     token_classes tc = load_classes(&o, m);
     int32_t *ids = xmalloc((size_t)m->S * m->T * sizeof *ids);
     uint8_t *valid = xmalloc((size_t)m->S * m->T);

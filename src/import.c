@@ -48,6 +48,10 @@ static void usage(void) {
            "      --per-layer        the same as --layout SHTT\n"
            "      --progress         progress bar on stderr; --no-progress: none (default: when\n"
            "                         stderr is a terminal)\n"
+           "      --query-pos FILE   the arrays hold sampled query rows, [...,Q,T] in place of\n"
+           "                         [...,T,T]: FILE gives each sequence's Q query positions, one\n"
+           "                         line per sequence, strictly increasing in [0, T); written\n"
+           "                         as the file's query_pos (docs/IMPORT.md)\n"
            "  -h, --help, -V, --version\n\n"
            "Validation: NaN or Inf, a negative probability (log above 0), a row of valid keys\n"
            "whose sum differs from 1 (logsumexp from 0) by more than 1e-3 (1e-2 for float16 and\n"
@@ -74,7 +78,7 @@ typedef struct {
     int log, causal, sink;                  /* causal: -1 infer, 0, 1 */
     layout_code layout;
     double zero_delta;
-    const char *tokens, *valid, *model, *family, *text, *out;
+    const char *tokens, *valid, *model, *family, *text, *out, *query_pos;
     char **inputs;
     int ninputs;
 } imp_opts;
@@ -121,7 +125,7 @@ static void parse_args(int argc, char **argv, imp_opts *o) {
         {"log", 0, 0, 'l'}, {"causal", 0, 0, 'c'}, {"bidirectional", 0, 0, 'b'}, {"tokens", 1, 0, 't'},
         {"valid", 1, 0, 'v'}, {"sink", 1, 0, 's'}, {"zero-delta", 1, 0, 'z'}, {"model-name", 1, 0, 'm'},
         {"family", 1, 0, 'f'}, {"text", 1, 0, 'x'}, {"per-layer", 0, 0, 'p'}, {"layout", 1, 0, 'L'},
-        {"help", 0, 0, 'h'}, {"version", 0, 0, 'V'}, CLI_PROGRESS_OPTIONS, {0, 0, 0, 0}};
+        {"query-pos", 1, 0, 'q'}, {"help", 0, 0, 'h'}, {"version", 0, 0, 'V'}, CLI_PROGRESS_OPTIONS, {0, 0, 0, 0}};
     *o = (imp_opts){.causal = -1, .zero_delta = 1e-9, .family = "imported", .text = "imported attention"};
     int c;
     hide_stdin_specs(argc, argv);
@@ -142,6 +146,7 @@ static void parse_args(int argc, char **argv, imp_opts *o) {
         case 'p': set_layout(o, NULL); break;
         case 'L': set_layout(o, optarg); break;
         case CLI_OPT_PROGRESS: case CLI_OPT_NO_PROGRESS: cli_progress_option(c); break;
+        case 'q': o->query_pos = optarg; break;
         case 'h': usage(); exit(0);
         case 'V': cli_print_version(); exit(0);
         default: cli_bad_option(argv, lo, "hV");
@@ -157,7 +162,7 @@ static void parse_args(int argc, char **argv, imp_opts *o) {
 }
 
 /* ---- layout: which array and leading index hold block (s, l) ---- */
-typedef struct { int S, L, H, T, stacked, rank, given; layout_code code; ai_set *set; } layout;
+typedef struct { int S, L, H, T, Q, stacked, rank, given; layout_code code; ai_set *set; } layout;   /* Q: stored query rows */
 
 static void shape_str(const ai_array *a, char *buf, size_t n) {
     size_t k = (size_t)snprintf(buf, n, "[");
@@ -182,14 +187,17 @@ static int dim_in(const ai_array *a, int i, long long hi, const char *what) {
     return (int)v;
 }
 
-static void set_dims(layout *g, const ai_array *a, int with_s, int with_l) {
+/* sampled (--query-pos): the query axis holds Q ≤ T stored rows, the key axis is T. */
+static void set_dims(layout *g, const ai_array *a, int with_s, int with_l, int sampled) {
     int r = ai_rank(a), i = 0;
     g->S = with_s ? dim_in(a, i++, 1 << 30, "sequences") : 1;
     if (with_l) g->L = dim_in(a, i++, 4096, "layers");
     g->H = dim_in(a, i++, 4096, "heads");
-    g->T = dim_in(a, i, 1 << 20, "queries");
-    if (ai_shape(a)[r - 1] != ai_shape(a)[r - 2]) bad_shape(a, "the last two dimensions (query, key) differ");
-    if ((double)g->H * g->T * g->T > 1 << 28) bad_shape(a, "one (sequence, layer) block exceeds 2^28 entries");
+    g->Q = g->T = dim_in(a, i, 1 << 20, "queries");
+    if (sampled) g->T = dim_in(a, i + 1, 1 << 20, "keys");
+    if (sampled && g->Q > g->T) bad_shape(a, "more stored query rows than keys");
+    if (!sampled && ai_shape(a)[r - 1] != ai_shape(a)[r - 2]) bad_shape(a, "the last two dimensions (query, key) differ");
+    if ((double)g->H * g->Q * g->T > 1 << 28) bad_shape(a, "one (sequence, layer) block exceeds 2^28 entries");
 }
 
 static const char *layout_desc(layout_code c) {
@@ -199,7 +207,7 @@ static const char *layout_desc(layout_code c) {
 
 /* The layout by --layout, else by rank and count: one array of rank 5 is SLHTT, of rank 4 LHTT
  * (the ambiguous case: SHTT is one layer of S sequences), a list or rank 3 one array per layer. */
-static layout find_layout(ai_set *set, layout_code want) {
+static layout find_layout(ai_set *set, layout_code want, int sampled) {
     layout g = {.set = set, .given = want != LAYOUT_AUTO};
     int n = ai_count(set);
     ai_array *a0 = ai_at(set, 0);
@@ -217,12 +225,12 @@ static layout find_layout(ai_set *set, layout_code want) {
                                              : "a per-layer list needs [S,H,T,T] or [H,T,T] arrays");
     }
     if (g.stacked) {
-        set_dims(&g, a0, g.rank == 5, 1);
+        set_dims(&g, a0, g.rank == 5, 1, sampled);
         return g;
     }
     g.L = n;
     if (n > 4096) die_data(ai_file(a0), "%d arrays: more than 4096 layers", n);
-    set_dims(&g, a0, g.rank == 4, 0);
+    set_dims(&g, a0, g.rank == 4, 0, sampled);
     for (int l = 1; l < n; l++) {
         ai_array *a = ai_at(set, l);
         int same = ai_rank(a) == g.rank;
@@ -285,6 +293,7 @@ typedef struct {
     layout g;
     int causal;
     uint8_t *valid;           /* S*T, NULL: all valid */
+    int32_t *qpos;            /* S*Q query positions of the stored rows (--query-pos), else NULL */
     long long zeros;
     float *out;               /* the block being written */
     double *row;              /* one gathered row */
@@ -376,17 +385,23 @@ static const char *convert_row(importer *im, const uint8_t *vs, int t, const dou
     return NULL;
 }
 
+/* The query of stored row i of sequence s. */
+static int query_of(const importer *im, int s, int i) {
+    return im->qpos ? im->qpos[(size_t)s * im->g.Q + i] : i;
+}
+
 /* Causal unless some valid query puts mass above the diagonal. */
 static int infer_causal(importer *im, double *blk) {
-    int S = im->g.S, L = im->g.L, H = im->g.H, T = im->g.T;
+    int S = im->g.S, L = im->g.L, H = im->g.H, T = im->g.T, Q = im->g.Q;
     for (int s = 0; s < S; s++)
         for (int l = 0; l < L; l++) {
             int64_t lead[2];
             ai_read_block(block_array(&im->g, s, l, lead), lead, blk);
             for (int h = 0; h < H; h++)
-                for (int t = 0; t < T; t++) {
+                for (int i = 0; i < Q; i++) {
+                    int t = query_of(im, s, i);
                     if (im->valid && !im->valid[(size_t)s * T + t]) continue;
-                    const double *x = blk + ((size_t)h * T + t) * T;
+                    const double *x = blk + ((size_t)h * Q + i) * T;
                     for (int j = t + 1; j < T; j++)
                         if (im->o->log ? x[j] != -INFINITY : x[j] != 0) return 0;
                 }
@@ -410,9 +425,9 @@ static void check_right_padding(const importer *im) {
 }
 
 static void convert_all(importer *im, attn_writer *w, double *blk) {
-    int S = im->g.S, L = im->g.L, H = im->g.H, T = im->g.T;
+    int S = im->g.S, L = im->g.L, H = im->g.H, T = im->g.T, Q = im->g.Q;
     /* held in im so that an exit through die_data leaves nothing unreachable */
-    float *out = im->out = xmalloc(sizeof *out * (size_t)H * T * T);
+    float *out = im->out = xmalloc(sizeof *out * (size_t)H * Q * T);
     double *g = im->row = xmalloc(sizeof *g * (size_t)T);
     char why[256];
     progress pg;
@@ -424,8 +439,9 @@ static void convert_all(importer *im, attn_writer *w, double *blk) {
             ai_read_block(a, lead, blk);
             const uint8_t *vs = im->valid ? im->valid + (size_t)s * T : NULL;
             for (int h = 0; h < H; h++)
-                for (int t = 0; t < T; t++) {
-                    size_t off = ((size_t)h * T + t) * T;
+                for (int i = 0; i < Q; i++) {
+                    int t = query_of(im, s, i);
+                    size_t off = ((size_t)h * Q + i) * T;
                     if (vs && !vs[t]) {
                         for (int j = 0; j < T; j++) out[off + j] = -INFINITY;
                         continue;
@@ -453,12 +469,17 @@ static void report_layout(const layout *g) {
 }
 
 /* ---- provenance ---- */
-static char *provenance(const imp_opts *o, const importer *im, const char *tok_sha, const char *val_sha) {
+static char *provenance(const imp_opts *o, const importer *im, const char *tok_sha, const char *val_sha,
+                        const char *qpos_sha) {
     prov *p = prov_new();
     ai_set *set = im->g.set;
     for (int i = 0; i < ai_nfiles(set); i++) prov_input(p, ai_file_name(set, i), ai_file_sha(set, i));
     if (o->tokens) prov_input(p, o->tokens, tok_sha);
     if (o->valid) prov_input(p, o->valid, val_sha);
+    if (o->query_pos) {   /* only when given: other imports keep their bytes */
+        prov_input(p, o->query_pos, qpos_sha);
+        prov_opt_str(p, "query_pos", o->query_pos);
+    }
     strbuf arr = {0};
     for (int i = 0; i < ai_count(set); i++) {
         ai_array *a = ai_at(set, i);
@@ -493,10 +514,17 @@ int main(int argc, char **argv) {
     cli_out_plan(o.out);
     ai_set *set = ai_new();
     for (int i = 0; i < o.ninputs; i++) ai_add(set, o.inputs[i]);
-    importer im = {.o = &o, .g = find_layout(set, o.layout), .hint = ""};
+    importer im = {.o = &o, .g = find_layout(set, o.layout, o.query_pos != NULL), .hint = ""};
     int S = im.g.S, T = im.g.T;
     if (o.sink >= T) die_usage("--sink %d is not below T = %d", o.sink, T);
-    char tok_sha[65] = "", val_sha[65] = "";
+    char tok_sha[65] = "", val_sha[65] = "", qpos_sha[65] = "";
+    if (o.query_pos) {
+        im.qpos = read_rows_file(o.query_pos, S, im.g.Q, 0, T - 1, qpos_sha);
+        for (int s = 0; s < S; s++) {
+            const char *why = attn_check_query_pos(im.qpos + (size_t)s * im.g.Q, im.g.Q, T);
+            if (why) die_data(o.query_pos, "line %d: %s", s + 1, why);
+        }
+    }
     int32_t *tokens = o.tokens ? read_rows_file(o.tokens, S, T, INT32_MIN, INT32_MAX, tok_sha) : NULL;
     if (o.valid) {
         int32_t *v = read_rows_file(o.valid, S, T, 0, 1, val_sha);
@@ -506,7 +534,7 @@ int main(int argc, char **argv) {
         check_some_valid(o.valid, im.valid, S, T);
     }
     /* held in im, like its other buffers, so that an exit through die_data leaves nothing unreachable */
-    double *blk = im.blk = xmalloc(sizeof *blk * (size_t)im.g.H * T * T);
+    double *blk = im.blk = xmalloc(sizeof *blk * (size_t)im.g.H * im.g.Q * T);
     im.causal = o.causal >= 0 ? o.causal : infer_causal(&im, blk);
     if (im.causal && im.valid) check_right_padding(&im);
 
@@ -515,8 +543,9 @@ int main(int argc, char **argv) {
     snprintf(m.model, sizeof m.model, "%s", o.model);
     snprintf(m.family, sizeof m.family, "%s", o.family);
     snprintf(m.text, sizeof m.text, "%s", o.text);
-    char *pj = provenance(&o, &im, tok_sha, val_sha);
-    attn_writer *w = attn_create(o.out, &m, pj);
+    char *pj = provenance(&o, &im, tok_sha, val_sha, qpos_sha);
+    m.Q = im.g.Q;
+    attn_writer *w = attn_create_rows(o.out, &m, pj, im.qpos);
     convert_all(&im, w, blk);
     if (tokens) attn_write_tokens(w, tokens);
     if (im.valid) attn_write_valid(w, im.valid);
@@ -530,6 +559,7 @@ int main(int argc, char **argv) {
     free(blk);
     free(tokens);
     free(im.valid);
+    free(im.qpos);
     free(pj);
     return 0;
 }

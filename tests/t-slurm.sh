@@ -159,6 +159,8 @@ else
 fi
 left=$(find "$R" -name '*.tmp*' -o -name '2-4.h5' -o -name 'stories260K.h5' -path '*/attn/*' | head -3)
 check "no partial file after the cancel (no temporary, no shard 2:4, no attention file)${left:+: $left}" test -z "$left"
+# jobs of the first run that Slurm had queued may still start after make stopped: let them finish
+for _ in $(seq 300); do [ -z "$(squeue -h 2>/dev/null)" ] && break; sleep 0.2; done
 before=$(grep -c '^start' "$T/events")
 # what the rerun must redo: the shards that are not there (the cancelled one, and any that make had
 # not started when it stopped on the failure, which depends on the machine's load)

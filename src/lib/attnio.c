@@ -16,6 +16,8 @@ struct attn_reader {
     attn_meta m;
     char *path, *prov, sha[65];
     uint8_t *valid;   /* S*T, NULL when the file has none */
+    int32_t *qpos;    /* S*Q from query_pos, or 0..T-1 once (every row stored) */
+    int sampled;
 };
 
 static long long need_int(hid_t f, const char *path, const char *key, long long lo, long long hi) {
@@ -62,22 +64,23 @@ static void check_shapes(attn_reader *r) {
     hsize_t d[8];
     int rank = h5io_dims(r->f, r->path, "attention", d, 8);
     if (rank != 5) die_data(r->path, "dataset 'attention' has rank %d, expected 5 [S,L,H,T,T]", rank);
-    hsize_t want[5] = {m->S, m->L, m->H, m->T, m->T};
+    hsize_t want[5] = {m->S, m->L, m->H, m->Q, m->T};
     for (int i = 0; i < 5; i++)
         if (d[i] != want[i])
             die_data(r->path, "dataset 'attention' shape [%llu,%llu,%llu,%llu,%llu] disagrees with attributes [%d,%d,%d,%d,%d]",
                      (unsigned long long)d[0], (unsigned long long)d[1], (unsigned long long)d[2],
-                     (unsigned long long)d[3], (unsigned long long)d[4], m->S, m->L, m->H, m->T, m->T);
-    long long block = (long long)m->H * m->T * m->T;
+                     (unsigned long long)d[3], (unsigned long long)d[4], m->S, m->L, m->H, m->Q, m->T);
+    /* Q = T unless the file holds sampled rows (query_pos) */
+    long long block = (long long)m->H * m->Q * m->T;
     if (block > ATTN_MAX_BLOCK_ENTRIES)
-        die_data(r->path, "one (sequence, layer) block is H*T*T = %d*%d*%d = %lld floats (%.1f GiB), above the "
-                 "cap of 2^28 floats (1 GiB)", m->H, m->T, m->T, block, (double)block * 4 / (1 << 30));
+        die_data(r->path, "one (sequence, layer) block is H*Q*T = %d*%d*%d = %lld floats (%.1f GiB), above the "
+                 "cap of 2^28 floats (1 GiB)", m->H, m->Q, m->T, block, (double)block * 4 / (1 << 30));
 }
 
 static void check_storage(attn_reader *r) {
     const attn_meta *m = &r->m;
     char why[160];
-    unsigned long long n = (unsigned long long)m->S * m->L * m->H * m->T * m->T;
+    unsigned long long n = (unsigned long long)m->S * m->L * m->H * m->Q * m->T;
     if (h5io_storage_problem(r->dset, n, why, sizeof why)) die_data(r->path, "dataset 'attention' %s", why);
 }
 
@@ -118,11 +121,49 @@ static void check_index(attn_reader *r, const char *name, int n) {
     if (bad >= 0) die_data(r->path, "dataset '%s': entry %d is %d, want a non-negative index", name, bad, value);
 }
 
+const char *attn_check_query_pos(const int32_t *pos, int Q, int T) {
+    for (int i = 0; i < Q; i++) {
+        if (pos[i] < 0 || pos[i] >= T) return "query position outside [0, T)";
+        if (i && pos[i] <= pos[i - 1]) return "query positions not strictly increasing";
+    }
+    return NULL;
+}
+
+/* query_pos [S,Q] int32 (sampled rows), checked before any block is sized by it; without it
+ * every row is stored and the positions are the identity. */
+static void read_query_pos(attn_reader *r) {
+    attn_meta *m = &r->m;
+    if (!h5io_exists(r->f, "query_pos")) {
+        m->Q = m->T;
+        r->qpos = xmalloc(sizeof *r->qpos * (size_t)m->T);
+        for (int t = 0; t < m->T; t++) r->qpos[t] = t;
+        return;
+    }
+    hsize_t d[8];
+    int rank = h5io_dims(r->f, r->path, "query_pos", d, 8);
+    if (rank != 2 || d[0] != (hsize_t)m->S || d[1] < 1 || d[1] > (hsize_t)m->T)
+        die_data(r->path, "dataset 'query_pos' must be [S=%d, Q] with 1 <= Q <= T=%d", m->S, m->T);
+    m->Q = (int)d[1];
+    hsize_t want[2] = {m->S, m->Q};
+    r->qpos = (int32_t *)h5io_read_i32(r->f, r->path, "query_pos", 2, want, NULL);
+    r->sampled = 1;
+    for (int s = 0; s < m->S; s++) {
+        const char *why = attn_check_query_pos(r->qpos + (size_t)s * m->Q, m->Q, m->T);
+        if (why) die_data(r->path, "dataset 'query_pos': sequence %d: %s", s, why);
+    }
+}
+
+const int32_t *attn_query_pos(const attn_reader *r, int s) {
+    return r->sampled ? r->qpos + (size_t)s * r->m.Q : r->qpos;
+}
+int attn_is_sampled(const attn_reader *r) { return r->sampled; }
+
 attn_reader *attn_open(const char *path) {
     attn_reader *r = xcalloc(1, sizeof *r);
     r->path = xstrdup(path);
     r->f = h5io_open(path, r->sha);
     read_meta(r);
+    read_query_pos(r);
     check_shapes(r);
     if (h5io_exists(r->f, "valid")) read_valid(r);
     check_index(r, "layer_index", r->m.L);
@@ -188,7 +229,7 @@ static const char *check_row(const float *row, const attn_meta *m, const uint8_t
  * write (one chunk, so one decompression or compression per call). */
 static herr_t block_io(hid_t dset, const attn_meta *m, int s, int l, float *buf, int write) {
     h5io_quiet();   /* readers call this from OpenMP threads (decompose reads ahead in omp single) */
-    hsize_t start[5] = {s, l, 0, 0, 0}, count[5] = {1, 1, m->H, m->T, m->T};
+    hsize_t start[5] = {s, l, 0, 0, 0}, count[5] = {1, 1, m->H, m->Q, m->T};
     hid_t fs = H5Dget_space(dset);
     H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL);
     hid_t ms = H5Screate_simple(5, count, NULL);
@@ -208,13 +249,15 @@ void attn_read_block(attn_reader *r, int s, int l, float *buf) {
     const attn_meta *m = &r->m;
     attn_read_block_raw(r, s, l, buf);
     const uint8_t *vs = r->valid ? r->valid + (size_t)s * m->T : NULL;
+    const int32_t *qp = attn_query_pos(r, s);
     int bad_h = -1, bad_t = -1;
     const char *why = NULL;
-    #pragma omp parallel for schedule(static) if (m->H * m->T > 256)
+    #pragma omp parallel for schedule(static) if (m->H * m->Q > 256)
     for (int h = 0; h < m->H; h++) {
-        for (int t = 0; t < m->T; t++) {
+        for (int i = 0; i < m->Q; i++) {
+            int t = qp[i];
             if (vs && !vs[t]) continue;
-            const char *w = check_row(buf + ((size_t)h * m->T + t) * m->T, m, vs, t);
+            const char *w = check_row(buf + ((size_t)h * m->Q + i) * m->T, m, vs, t);
             if (w) {
                 #pragma omp critical
                 if (!why || h < bad_h) { why = w; bad_h = h; bad_t = t; }
@@ -245,6 +288,7 @@ void attn_close(attn_reader *r) {
     H5Dclose(r->dset);
     H5Fclose(r->f);
     free(r->valid);
+    free(r->qpos);
     free(r->prov);
     free(r->path);
     free(r);
@@ -282,12 +326,22 @@ static int g_deflate = 1;
 void attn_set_deflate(int level) { g_deflate = level < 0 ? 0 : level > 9 ? 9 : level; }
 
 attn_writer *attn_create(const char *path, const attn_meta *m, const char *prov) {
+    return attn_create_rows(path, m, prov, NULL);
+}
+
+attn_writer *attn_create_rows(const char *path, const attn_meta *m, const char *prov, const int32_t *query_pos) {
     attn_writer *w = xcalloc(1, sizeof *w);
     w->path = xstrdup(path);
     w->m = *m;
+    w->m.Q = query_pos ? m->Q : m->T;
+    m = &w->m;
     w->f = h5io_create(path);
     write_meta(w->f, m, prov);
-    hsize_t dims[5] = {m->S, m->L, m->H, m->T, m->T}, chunk[5] = {1, 1, m->H, m->T, m->T};
+    if (query_pos) {
+        hsize_t qd[2] = {m->S, m->Q};
+        h5io_write_i32(w->f, "query_pos", 2, qd, query_pos);
+    }
+    hsize_t dims[5] = {m->S, m->L, m->H, m->Q, m->T}, chunk[5] = {1, 1, m->H, m->Q, m->T};
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
     H5Pset_obj_track_times(dcpl, 0);
     H5Pset_chunk(dcpl, 5, chunk);

@@ -16,6 +16,9 @@ typedef struct {
     char family[64];         /* gpt2, gpt_neox, llama, qwen2, bert, synth, ... */
     char text[256];          /* input text or sampling description */
     long long seed;          /* seed used to choose/sample the inputs (-1 if none) */
+    int Q;                   /* query rows stored per sequence: T, or the length of a sampled
+                              * file's query_pos (docs/FORMAT.md "Sampled query rows"); writers
+                              * read it only in attn_create_rows */
 } attn_meta;
 
 typedef struct attn_reader attn_reader;
@@ -32,7 +35,13 @@ const char *attn_provenance(const attn_reader *r);  /* JSON string of the file's
 const char *attn_checksum(const attn_reader *r);    /* SHA-256 hex of the file's bytes */
 const char *attn_path(const attn_reader *r);
 hid_t attn_reader_file(const attn_reader *r);       /* for extra datasets (h5io helpers) */
-/* One (s, l) block: buf[h*T*T + t*T + j]. Values are validated on read: NaN, +Inf, negative
+/* The query position of each stored row of sequence s: Q ascending positions in [0, T), read
+ * from the file's query_pos dataset, or 0, 1, …, T−1 when the file stores every row. Stored row
+ * i of a block is query pos[i]: every reader loops over i and takes t = pos[i]. */
+const int32_t *attn_query_pos(const attn_reader *r, int s);
+int attn_is_sampled(const attn_reader *r);   /* the file has query_pos (Q may still equal T) */
+/* One (s, l) block: buf[h*Q*T + i*T + j], row i holding query attn_query_pos(r, s)[i] (Q = T
+ * and i = t for a file of every row). Values are validated on read: NaN, +Inf, negative
  * probabilities and rows not summing to 1 (or log rows whose logsumexp is not 0) beyond 1e-4
  * are fatal. Entries outside a row's keys are not read. */
 void attn_read_block(attn_reader *r, int s, int l, float *buf);
@@ -70,7 +79,7 @@ int attn_row_kept(const attn_meta *m, const uint8_t *valid_s, int t, int sink, i
 int attn_close_row(double *x, int D, int logprob, double zero_delta);
 #define ATTN_ROW_UNCLOSABLE "row cannot be closed (no positive part, or zeros × --zero-delta >= 1)"
 
-/* Gather row t of one head (row = block + (h*T + t)*T): the row's keys in key order (the valid
+/* Gather row t of one head (row = block + (h*Q + i)*T, t = the row's query position): the row's keys in key order (the valid
  * mask of the sequence honoured for bidirectional files), closed by attn_close_row into out
  * (D doubles, D = attn_row_parts). Returns D, or −1 when attn_close_row fails (message:
  * ATTN_ROW_UNCLOSABLE). *sink_pos is the sink's index among the gathered parts (−1 if the row
@@ -82,6 +91,13 @@ int attn_gather_row(const attn_meta *m, const uint8_t *valid_s, const float *row
 typedef struct attn_writer attn_writer;
 /* provenance: JSON (prov_json); the writer stores it as the file's "provenance" attribute. */
 attn_writer *attn_create(const char *path, const attn_meta *m, const char *provenance);
+/* A file of sampled query rows: m->Q rows per sequence, query_pos [S*Q] (each sequence's
+ * positions strictly increasing in [0, T)) stored as the query_pos dataset; blocks are then
+ * [H][Q][T]. attn_create(path, m, prov) is the file of every row (m->Q is ignored). */
+attn_writer *attn_create_rows(const char *path, const attn_meta *m, const char *provenance,
+                              const int32_t *query_pos);
+/* Why query positions are unusable (not strictly increasing, outside [0, T)), or NULL. */
+const char *attn_check_query_pos(const int32_t *pos, int Q, int T);
 /* Deflate level (0 = none, 1..9) of attention files created after the call; default 1.
  * Level 0 trades about twice the file size for about 40% less writing time. */
 void attn_set_deflate(int level);

@@ -550,7 +550,11 @@ void h5io_label_dims(hid_t f, const char *dset, const char *scope, int rank, con
 
 void h5io_label_attention(hid_t f) {
     static const char *const axes[5] = {"sequence", "layer", "head", "query", "key"};
-    h5io_label_dims(f, "attention", "/", 5, axes);
+    /* sampled rows (query_pos): the stored-row axis is "query_row", of length Q, not T */
+    static const char *const row_axes[5] = {"sequence", "layer", "head", "query_row", "key"};
+    int sampled = h5io_exists(f, "query_pos");
+    h5io_label_dims(f, "attention", "/", 5, sampled ? row_axes : axes);
+    if (sampled) h5io_label_dims(f, "query_pos", "/", 2, (const char *const[]){"sequence", "query_row"});
     /* token positions are the query axis */
     static const char *const pos[2] = {"sequence", "query"};
     if (h5io_exists(f, "tokens")) h5io_label_dims(f, "tokens", "/", 2, pos);

@@ -52,7 +52,8 @@ void h5io_write_slab_f64(hid_t dset, int rank, const hsize_t *start, const hsize
 void h5io_label_dims(hid_t f, const char *dset, const char *scope, int rank, const char *const *names);
 /* CF attributes of a dataset: long_name (what it holds) and units ("1" when dimensionless). */
 void h5io_describe(hid_t f, const char *dset, const char *long_name, const char *units);
-/* The attention dataset's axes: sequence, layer, head, query, key; tokens and valid (sequence,
+/* The attention dataset's axes: sequence, layer, head, query, key (query_row instead of query, and
+ * query_pos as (sequence, query_row), in a file of sampled rows); tokens and valid (sequence,
  * query) and layer_index/head_index when present. Call after they are written, before
  * attn_finish. */
 void h5io_label_attention(hid_t f);

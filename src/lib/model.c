@@ -106,9 +106,18 @@ static void rope(float *x, int T, int nh, int hd, int rd, const float *cs, const
 /* Row t of S becomes log-probabilities over its keys: causal j ≤ t, and with a sliding window
  * W > 0 also j > t − W (hf-checkpoints-more.md §11); bidirectional: the valid keys. P receives
  * the probabilities (0 outside the row). */
+static void log_softmax_block(float *S, float *P, int t0, int nrows, int T, int causal, int window,
+                              const uint8_t *valid);
 static void log_softmax_rows(float *S, float *P, int T, int causal, int window, const uint8_t *valid) {
-    for (int t = 0; t < T; t++) {
-        float *s = S + (size_t)t * T, *p = P + (size_t)t * T;
+    log_softmax_block(S, P, 0, T, T, causal, window, valid);
+}
+
+/* Rows t0 … t0+nrows−1 of the T×T scores, stored from S (stride T): the same per-row operations
+ * as log_softmax_rows, which is this over every row. A row reads only its own keys' scores. */
+static void log_softmax_block(float *S, float *P, int t0, int nrows, int T, int causal, int window,
+                              const uint8_t *valid) {
+    for (int t = t0; t < t0 + nrows; t++) {
+        float *s = S + (size_t)(t - t0) * T, *p = P + (size_t)(t - t0) * T;
         int n = causal ? t + 1 : T, lo = causal && window > 0 && t - window + 1 > 0 ? t - window + 1 : 0, any = 0;
         float mx = -INFINITY;
         for (int j = lo; j < n; j++)
@@ -143,9 +152,15 @@ static void softcap(float *s, size_t n, float cap) {
 typedef struct {
     int B, T, N;               /* N = B*T rows */
     float *x, *a, *q, *k, *v, *ctx, *o, *up, *gate, *m, *scratch, *cs, *sn;
+    const model_query_rows *qr;  /* sampled queries (model_forward_rows), else NULL */
+    float *rows;               /* their rows of the current layer, [B][n_head][Q][T] */
 } workspace;
 
-static void ws_alloc(workspace *w, const model_config *c, int B, int T, int nthreads) {
+/* Query rows per block of scores when queries are sampled: one block, 2·ROW_BLOCK·T floats, is
+ * all a thread holds of a head's scores. */
+enum { ROW_BLOCK = 128 };
+
+static void ws_alloc(workspace *w, const model_config *c, int B, int T, int nthreads, int score_rows) {
     size_t d = (size_t)c->d_model, qd = (size_t)c->n_head * c->head_dim, kd = (size_t)c->n_kv_head * c->head_dim;
     size_t N = (size_t)B * T;
     w->B = B, w->T = T, w->N = (int)N;
@@ -159,7 +174,8 @@ static void ws_alloc(workspace *w, const model_config *c, int B, int T, int nthr
     w->v = xmalloc(sizeof(float) * N * kd);
     w->up = xmalloc(sizeof(float) * N * (size_t)c->d_ff);
     w->gate = c->gated_mlp ? xmalloc(sizeof(float) * N * (size_t)c->d_ff) : NULL;
-    w->scratch = xmalloc(sizeof(float) * 2 * (size_t)T * T * (size_t)nthreads);
+    w->scratch = xmalloc(sizeof(float) * 2 * (size_t)score_rows * T * (size_t)nthreads);
+    w->qr = NULL, w->rows = NULL;
     size_t half = c->rotary_dim > 0 ? (size_t)c->rotary_dim / 2 : 1;
     w->cs = xmalloc(sizeof(float) * T * half);
     w->sn = xmalloc(sizeof(float) * T * half);
@@ -173,8 +189,55 @@ static void ws_alloc(workspace *w, const model_config *c, int B, int T, int nthr
 }
 
 static void ws_free(workspace *w) {
-    float *p[] = {w->x, w->a, w->q, w->k, w->v, w->ctx, w->o, w->up, w->gate, w->m, w->scratch, w->cs, w->sn};
+    float *p[] = {w->x, w->a, w->q, w->k, w->v, w->ctx, w->o, w->up, w->gate, w->m, w->scratch, w->cs, w->sn, w->rows};
     for (size_t i = 0; i < sizeof p / sizeof p[0]; i++) free(p[i]);
+}
+
+/* One (sequence b, head h) of attention_rows: ROW_BLOCK query rows at a time, each block the
+ * same element operations as attention()'s T×T pass on those rows (every gemm element is its
+ * own sequential sum, gemm.h), so the kept rows and the context are bit-identical. Causal blocks
+ * compute only the keys j < t0+n: the other scores are masked, and the products they would add
+ * to the context are exact zeros, which leave a sum that starts at +0 unchanged. */
+static void attention_rows_head(const model *m, workspace *w, int l, int b, int h, const uint8_t *valid,
+                                const uint8_t *head_keep, float *S) {
+    const model_config *c = &m->cfg;
+    int nh = c->n_head, hd = c->head_dim, rep = c->n_head / c->n_kv_head, T = w->T, Q = w->qr->Q;
+    int qd = nh * hd, kd = c->n_kv_head * hd, window = m->w.layers[l].window;
+    float scale = c->attn_scale > 0 ? c->attn_scale : 1.0f / sqrtf((float)hd), *P = S + (size_t)ROW_BLOCK * T;
+    size_t row0 = (size_t)b * T;
+    const float *qh = w->q + row0 * qd + (size_t)h * hd;
+    const float *kh = w->k + row0 * kd + (size_t)(h / rep) * hd, *vh = w->v + row0 * kd + (size_t)(h / rep) * hd;
+    float *oh = w->ctx + row0 * qd + (size_t)h * hd, *kept = w->rows + ((size_t)b * nh + h) * Q * T;
+    const int32_t *pos = w->qr->pos + (size_t)b * Q;
+    const uint8_t *vb = valid ? valid + row0 : NULL;
+    int next = 0, zero = head_keep && !head_keep[(size_t)l * nh + h];
+    for (int t0 = 0; t0 < T; t0 += ROW_BLOCK) {
+        int n = T - t0 < ROW_BLOCK ? T - t0 : ROW_BLOCK, C = c->causal ? t0 + n : T;
+        gemm_f32(0, 1, n, C, hd, scale, qh + (size_t)t0 * qd, qd, kh, kd, 0.0f, S, T);
+        for (int i = 0; i < n; i++) {
+            float *s = S + (size_t)i * T;
+            if (c->alibi_slopes)
+                for (int j = 0; j < C; j++) s[j] += c->alibi_slopes[h] * (float)-abs(t0 + i - j);
+            if (c->attn_softcap > 0) softcap(s, (size_t)C, c->attn_softcap);
+        }
+        log_softmax_block(S, P, t0, n, T, c->causal, window, vb);
+        for (; next < Q && pos[next] < t0 + n; next++)
+            memcpy(kept + (size_t)next * T, S + (size_t)(pos[next] - t0) * T, sizeof(float) * T);
+        if (zero)
+            for (int t = t0; t < t0 + n; t++) memset(oh + (size_t)t * qd, 0, sizeof(float) * hd);
+        else
+            gemm_f32(0, 0, n, hd, C, 1.0f, P, T, vh, kd, 0.0f, oh + (size_t)t0 * qd, qd);
+    }
+}
+
+/* attention() when queries are sampled: no thread ever holds more than one block of a head's
+ * scores; the sampled rows go to w->rows. */
+static void attention_rows(const model *m, workspace *w, int l, const uint8_t *valid, const uint8_t *head_keep) {
+    int nh = m->cfg.n_head;
+#pragma omp parallel for schedule(static)
+    for (int bh = 0; bh < w->B * nh; bh++)
+        attention_rows_head(m, w, l, bh / nh, bh % nh, valid, head_keep,
+                            w->scratch + 2 * (size_t)ROW_BLOCK * w->T * omp_get_thread_num());
 }
 
 /* Attention of one layer from w->q/k/v into w->ctx, one (sequence, head) per thread. GQA: query
@@ -182,6 +245,10 @@ static void ws_free(workspace *w) {
 static void attention(const model *m, workspace *w, int l, const uint8_t *valid, const uint8_t *head_keep,
                       float *logp) {
     const model_config *c = &m->cfg;
+    if (w->qr) {
+        attention_rows(m, w, l, valid, head_keep);
+        return;
+    }
     int nh = c->n_head, hd = c->head_dim, rep = c->n_head / c->n_kv_head, T = w->T;
     int qd = nh * hd, kd = c->n_kv_head * hd;
     size_t tt = (size_t)T * T;
@@ -369,6 +436,7 @@ static void run_layers(const model *m, workspace *w, const uint8_t *valid, const
             post_ln_layer(m, l, w, valid, head_keep, logp);
         else
             decoder_layer(m, l, w, head_keep, logp);
+        if (w->qr) w->qr->layer_done(w->qr->ctx, l, w->rows);
     }
 }
 
@@ -379,7 +447,7 @@ int model_forward_batch(const model *m, const int32_t *ids, const uint8_t *valid
     for (size_t r = 0; r < (size_t)B * T; r++)
         if (ids[r] < 0 || ids[r] >= c->vocab) return -2;
     workspace w;
-    ws_alloc(&w, c, B, T, omp_get_max_threads());
+    ws_alloc(&w, c, B, T, omp_get_max_threads(), T);
     embed(m, ids, &w);
     run_layers(m, &w, valid, head_keep, attn_logp);
     if (logits && m->w.lm_head) lm_logits(m, &w, logits);
@@ -431,7 +499,7 @@ int model_forward_images(const model *m, const float *pixels, int B, const uint8
     const model_config *c = &m->cfg;
     if (c->family != FAM_VIT || B <= 0) return -1;
     workspace w;
-    ws_alloc(&w, c, B, c->max_pos, omp_get_max_threads());
+    ws_alloc(&w, c, B, c->max_pos, omp_get_max_threads(), c->max_pos);
     patch_embed(m, pixels, &w);
     run_layers(m, &w, NULL, head_keep, attn_logp);
     if (logits && m->w.lm_head) cls_logits(m, &w, logits);
@@ -442,4 +510,23 @@ int model_forward_images(const model *m, const float *pixels, int B, const uint8
 int model_forward(const model *m, const int32_t *ids, const uint8_t *valid, int T, const uint8_t *head_keep,
                   float *attn_logp, float *logits) {
     return model_forward_batch(m, ids, valid, 1, T, head_keep, attn_logp, logits);
+}
+
+int model_forward_rows(const model *m, const int32_t *ids, const uint8_t *valid, int B, int T,
+                       const uint8_t *head_keep, const model_query_rows *qr, float *logits) {
+    const model_config *c = &m->cfg;
+    if (B <= 0 || T <= 0 || T > c->max_pos || c->family == FAM_VIT || !qr || qr->Q <= 0 || qr->Q > T) return -1;
+    for (size_t r = 0; r < (size_t)B * T; r++)
+        if (ids[r] < 0 || ids[r] >= c->vocab) return -2;
+    for (size_t r = 0; r < (size_t)B * qr->Q; r++)
+        if (qr->pos[r] < 0 || qr->pos[r] >= T || (r % qr->Q && qr->pos[r] <= qr->pos[r - 1])) return -3;
+    workspace w;
+    ws_alloc(&w, c, B, T, omp_get_max_threads(), ROW_BLOCK);
+    w.qr = qr;
+    w.rows = xmalloc(sizeof(float) * (size_t)B * c->n_head * qr->Q * T);
+    embed(m, ids, &w);
+    run_layers(m, &w, valid, head_keep, NULL);
+    if (logits && m->w.lm_head) lm_logits(m, &w, logits);
+    ws_free(&w);
+    return 0;
 }

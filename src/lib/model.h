@@ -128,6 +128,22 @@ int model_forward(const model *m, const int32_t *ids, const uint8_t *valid, int 
  * the weights. Results per sequence are those of model_forward. */
 int model_forward_batch(const model *m, const int32_t *ids, const uint8_t *valid, int B, int T,
                         const uint8_t *head_keep, float *attn_logp, float *logits);
+/* Sampled query rows (extract --queries): Q strictly increasing positions in [0, T) per sequence
+ * (pos [B][Q]); after layer l, layer_done(ctx, l, rows) receives that layer's rows [B][n_head][Q][T],
+ * bit-identical to the same rows of model_forward_batch's attn_logp (the buffer is reused for
+ * the next layer). */
+typedef struct {
+    int Q;
+    const int32_t *pos;
+    void (*layer_done)(void *ctx, int layer, const float *rows);
+    void *ctx;
+} model_query_rows;
+/* model_forward_batch keeping only the sampled rows: scores are formed ROW_BLOCK (128) query
+ * rows at a time per head, so memory is the model, the activations of B·T tokens,
+ * 8·128·T bytes of scores per thread and 4·B·n_head·Q·T bytes of kept rows (one layer). Returns
+ * as model_forward_batch, and −3 for positions that are not strictly increasing in [0, T). */
+int model_forward_rows(const model *m, const int32_t *ids, const uint8_t *valid, int B, int T,
+                       const uint8_t *head_keep, const model_query_rows *qr, float *logits);
 /* A ViT over B images: pixels [B][C][image_size][image_size] (pixel_values, channels first).
  * attn_logp as model_forward_batch (T = max_pos); logits (may be NULL; not without a classifier)
  * receives [B][classes] from the CLS row. Returns 0, or -1 when the model is not a ViT. */

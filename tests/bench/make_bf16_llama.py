@@ -3,7 +3,8 @@ widths (hidden 2048, 32 heads, 8 KV heads, FFN 8192) with a 32000 vocabulary and
 so 16 layers are 1.10e9 parameters (2.2 GB in BF16). Values are N(0, 0.02²) rounded to BF16; the
 F32 file holds the same values widened, so both files give the same outputs.
 
-usage: make_bf16_llama.py OUTDIR [--layers N] [--dtype BF16|F32] [--seed S]
+usage: make_bf16_llama.py OUTDIR [--layers N] [--dtype BF16|F32] [--seed S] [--max-pos P]
+--max-pos: max_position_embeddings of config.json (2048; tests/bench/queries.sh uses 8192).
 Prints the parameter count."""
 import argparse, json, os
 import numpy as np
@@ -41,6 +42,7 @@ def main():
     ap.add_argument("--layers", type=int, default=16)
     ap.add_argument("--dtype", default="BF16", choices=["BF16", "F32"])
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--max-pos", type=int, default=P)
     a = ap.parse_args()
     os.makedirs(a.outdir, exist_ok=True)
     size = 2 if a.dtype == "BF16" else 4
@@ -62,7 +64,7 @@ def main():
     os.replace(path + ".tmp", path)
     cfg = {"model_type": "llama", "architectures": ["LlamaForCausalLM"], "vocab_size": V, "hidden_size": D,
            "intermediate_size": FF, "num_hidden_layers": a.layers, "num_attention_heads": H,
-           "num_key_value_heads": KV, "hidden_act": "silu", "max_position_embeddings": P,
+           "num_key_value_heads": KV, "hidden_act": "silu", "max_position_embeddings": a.max_pos,
            "rms_norm_eps": 1e-5, "rope_theta": 500000.0, "tie_word_embeddings": False,
            "bos_token_id": 1, "eos_token_id": 2, "torch_dtype": "bfloat16" if a.dtype == "BF16" else "float32"}
     with open(os.path.join(a.outdir, "config.json"), "w") as f:

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Direct float64 computation of `collapse` (METHODS §5.5) from the stored attention values, for
 checking bin/collapse on small files without any of the C code.
-Usage: collapse_direct.py SPLIT.tsv SERIES.tsv [--min-query N] [--zero-delta X] CKPT.h5...
+Usage: collapse_direct.py SPLIT.tsv SERIES.tsv [--min-query N] [--zero-delta X] [--rows-of SAMPLED.h5] CKPT.h5...
+--rows-of: keep only the queries SAMPLED.h5's query_pos lists (full files restricted to sampled rows).
 Rows are closed as docs/FORMAT.md defines (log rows minus their logsumexp, taken with math.fsum;
 probability rows divided by their sum, then zeros replaced multiplicatively). Kept rows: the
 query is valid, causal rows have t >= min-query, the sink is one of the row's keys, D >= 2.
@@ -31,6 +32,9 @@ def row_terms(lg, k):
     return H, Hb, Hc, s
 
 
+QSEL = None   # --rows-of: per sequence the set of kept queries
+
+
 def checkpoint_rows(path, minq, delta):
     """{(s, l, h, t): (H, Hb, Hc, s)} over the kept rows of one file, and L."""
     with h5py.File(path, "r") as f:
@@ -43,6 +47,8 @@ def checkpoint_rows(path, minq, delta):
     out = {}
     for s in range(S):
         for t in range(T):
+            if QSEL is not None and t not in QSEL[s]:
+                continue
             keys = list(range(t + 1)) if causal else [j for j in range(T) if valid[s, j]]
             if not valid[s, t] or (causal and t < minq) or k not in keys or len(keys) < 2:
                 continue
@@ -67,6 +73,12 @@ def main():
         i = args.index("--min-query"); minq = int(args[i + 1]); del args[i:i + 2]
     if "--zero-delta" in args:
         i = args.index("--zero-delta"); delta = float(args[i + 1]); del args[i:i + 2]
+    if "--rows-of" in args:
+        global QSEL
+        i = args.index("--rows-of")
+        with h5py.File(args[i + 1], "r") as g:
+            QSEL = [set(int(x) for x in row) for row in g["query_pos"][...]]
+        del args[i:i + 2]
     split_tsv, series_tsv, files = args[0], args[1], args[2:]
     ck = [checkpoint_rows(p, minq, delta) for p in files]
     L = ck[0][1]

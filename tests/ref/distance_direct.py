@@ -2,6 +2,9 @@
 """Direct double-precision head distances (METHODS §3-§4), one row pair at a time, straight from
 the definitions, for checking bin/distance on small files.
 Usage: distance_direct.py ATTN.h5 DIST.h5 [--min-query N] [--exclude-sink-query] [--zero-delta X]
+                         [--rows-of SAMPLED.h5]
+--rows-of: keep only the queries that SAMPLED.h5's query_pos lists (a file of every row, ATTN,
+restricted to the rows of a sampled extraction: the reference of distance on SAMPLED).
 Rows are built from the stored float32 values as docs/FORMAT.md defines them, without any of
 the C code: log rows are closed in float64 (ℓ − logsumexp ℓ, the sum taken with math.fsum);
 probability rows are closed (p / Σp), their zeros replaced multiplicatively (δ, the others
@@ -74,6 +77,10 @@ def main():
     minq = int(sys.argv[sys.argv.index("--min-query") + 1]) if "--min-query" in sys.argv else 2
     excl = "--exclude-sink-query" in sys.argv
     delta = float(sys.argv[sys.argv.index("--zero-delta") + 1]) if "--zero-delta" in sys.argv else 1e-9
+    qsel = None
+    if "--rows-of" in sys.argv:
+        with h5py.File(sys.argv[sys.argv.index("--rows-of") + 1], "r") as g:
+            qsel = [set(int(x) for x in row) for row in g["query_pos"][...]]
     with h5py.File(attn, "r") as f:
         A = f["attention"][...]
         causal, k = int(f.attrs["causal"]), int(f.attrs["sink"])
@@ -87,6 +94,8 @@ def main():
     rows = 0
     for s in range(S):
         for t in range(T):
+            if qsel is not None and t not in qsel[s]:
+                continue
             keys = np.arange(t + 1) if causal else np.nonzero(valid[s])[0]
             if not valid[s, t] or (causal and t < minq) or (excl and t == k) or k not in keys or len(keys) < 3:
                 continue

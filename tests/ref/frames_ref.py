@@ -93,7 +93,12 @@ def main():
     ap.add_argument("--paper-stats", action="store_true")
     ap.add_argument("--paper-tau", default="0.01,0.05,0.1,0.2")
     ap.add_argument("--tol", type=float, default=1e-9)
+    ap.add_argument("--rows-of", help="keep only the queries this sampled file's query_pos lists")
     a = ap.parse_args()
+    qsel = None
+    if a.rows_of:
+        with h5py.File(a.rows_of, "r") as g:
+            qsel = [set(int(x) for x in row) for row in g["query_pos"][...]]
 
     f = h5py.File(a.attn, "r")
     S, L, H, T = (int(f.attrs[k]) for k in ("sequences", "layers", "heads", "tokens"))
@@ -140,7 +145,7 @@ def main():
                 for k in range(T):
                     if not v[k]:
                         continue
-                    Q = [q for q in range(max(k, q0) if causal else q0, T) if v[q]]
+                    Q = [q for q in range(max(k, q0) if causal else q0, T) if v[q] and (qsel is None or q in qsel[s])]
                     if not Q:
                         continue
                     r[k] = np.mean([P[q, k] for q in Q])

@@ -8,7 +8,13 @@ bad_sum_prob bad_logsumexp missing_attr valid_not_01 causal_left_pad negative_he
 layer_index_length huge_block no_data corrupt_chunk (each DIR/<name>.h5). Each bad file differs from a valid
 one by exactly that defect, so a reader that rejects it rejects it for that reason.
 The file list (one name a line, controls excluded) goes to DIR/bad.list.
-The layout is written here from the format description, independently of the C writer."""
+The layout is written here from the format description, independently of the C writer.
+
+Usage: make_bad_inputs.py --sampled DIR
+Files of sampled query rows (docs/FORMAT.md "Sampled query rows"): DIR/sampled_valid.h5 (the
+control: query_pos [S,3] and attention [S,L,H,3,T]) and one file per query_pos defect:
+qpos_unordered qpos_outside qpos_rows_mismatch qpos_too_many qpos_rank (names in
+DIR/sampled.list)."""
 import os
 import sys
 
@@ -30,9 +36,10 @@ def log_rows(rng):
 
 
 def write(path, att, values="logprob", drop_attr=None, attrs_override=None, attention=True, extra=None,
-          sparse_shape=None):
+          sparse_shape=None, query_pos=None):
     """Write an attention file; drop_attr leaves out one root attribute; extra: more datasets
-    {name: array}; sparse_shape: 'attention' declared with that shape and no chunk written."""
+    {name: array}; sparse_shape: 'attention' declared with that shape and no chunk written;
+    query_pos: the sampled rows' positions."""
     a = {
         "format": np.bytes_("attncoda-attention"), "format_version": np.int64(1),
         "model": np.bytes_("badinput-reference"), "family": np.bytes_("synth"),
@@ -56,9 +63,38 @@ def write(path, att, values="logprob", drop_attr=None, attrs_override=None, atte
         f.create_dataset("tokens", data=np.arange(S * T, dtype=np.int32).reshape(S, T))
         for k, v in (extra or {}).items():
             f.create_dataset(k, data=v)
+        if query_pos is not None:
+            f.create_dataset("query_pos", data=np.asarray(query_pos, dtype=np.int32))
+
+
+def sampled(d):
+    """The control and one file per query_pos defect; rows are those of log_rows at the positions."""
+    os.makedirs(d, exist_ok=True)
+    lg = log_rows(np.random.default_rng(20261206))
+    qp = np.array([[2, 4, 5], [3, 4, 5]])
+    rows = np.stack([lg[s][:, :, qp[s], :] for s in range(S)])
+    p = lambda name: os.path.join(d, name + ".h5")
+    write(p("sampled_valid"), rows, query_pos=qp)
+    bad = []
+
+    def add(name):
+        bad.append(name)
+        return p(name)
+
+    write(add("qpos_unordered"), rows, query_pos=[[2, 5, 4], [3, 4, 5]])
+    write(add("qpos_outside"), rows, query_pos=[[2, 4, 5], [3, 4, T]])
+    write(add("qpos_rows_mismatch"), rows, query_pos=[[2, 4], [3, 5]])
+    many = np.stack([lg[s][:, :, [0, 1, 2, 3, 4, 5, 5], :] for s in range(S)])
+    write(add("qpos_too_many"), many, query_pos=[list(range(T + 1))] * S)
+    write(add("qpos_rank"), rows, query_pos=qp.reshape(-1))
+    with open(os.path.join(d, "sampled.list"), "w") as f:
+        f.write("\n".join(bad) + "\n")
 
 
 def main():
+    if sys.argv[1] == "--sampled":
+        sampled(sys.argv[2])
+        return
     d = sys.argv[1]
     os.makedirs(d, exist_ok=True)
     rng = np.random.default_rng(20261129)
