@@ -24,7 +24,7 @@ bad_reason() {
         valid_not_01) echo "'valid'.*want 0 or 1" ;; causal_left_pad) echo "'valid'.*padding" ;;
         negative_head_index) echo "'head_index'.*non-negative" ;;
         layer_index_length) echo "'layer_index'.*dimension 0 is 2, expected 1" ;;
-        huge_block) echo 'H\*T\*T.*GiB' ;; no_data) echo "'attention' holds no data" ;;
+        huge_block) echo 'H\*Q\*T.*GiB' ;; no_data) echo "'attention' holds no data" ;;
         corrupt_chunk) echo 'truncated or corrupt' ;;
     esac
 }
