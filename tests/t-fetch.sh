@@ -6,6 +6,7 @@
 # one stderr line and exit 1 and leave no file at DEST; a rerun resumes a truncated transfer with
 # an HTTP Range request. No network beyond 127.0.0.1.
 source tests/lib.sh
+unset MAKEFLAGS MFLAGS MAKELEVEL   # the make it calls is its own, not a sub-make of make test's
 F=pipelines/fetch.sh
 S=$T/srv; mkdir -p "$S"
 $PYTHON - "$S" <<'PY'

@@ -20,7 +20,8 @@ interrupted() {
         kill -0 "$pid" 2>/dev/null || break
         sleep 0.05
     done
-    [ $seen = 1 ] && sleep 0.3   # midway: the output is being written
+    # midway: the temporary output exists, so the program is writing it; signalled at once, since a
+    # small input may be finished within a fraction of a second
     kill -"$sig" "$pid" 2>/dev/null
     { wait "$pid"; } 2>/dev/null; local rc=$?
     if [ $seen = 0 ]; then
