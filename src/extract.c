@@ -1387,14 +1387,6 @@ static void shard_check_cover(const shard *sh, int n) {
     if (sh[n - 1].b != S) die_data(sh[n - 1].path, "sequences %d:%d are in no shard of the %d", sh[n - 1].b, S, S);
 }
 
-static void refuse_output_is_shard(const char *out, const shard *sh, int n) {
-    struct stat so, si;
-    if (cli_is_stdio(out) || stat(out, &so) != 0) return;
-    for (int i = 0; i < n; i++)
-        if (stat(sh[i].path, &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino)
-            die_usage("OUTPUT %s is the shard %s: it would overwrite its input", out, sh[i].path);
-}
-
 /* The shards' windows in order, through the same HDF5 calls as one run (open_outputs,
  * run_batches, finish), so that the file's bytes are those of one run. */
 static void merge_write(const char *out, shard *sh, int n) {
@@ -1441,7 +1433,6 @@ static void merge_shards(const char *out, char **paths, int n) {
     }
     qsort(sh, (size_t)n, sizeof *sh, cmp_shard);
     shard_check_cover(sh, n);
-    refuse_output_is_shard(out, sh, n);
     merge_write(out, sh, n);
     for (int i = 0; i < n; i++) {
         attn_close(sh[i].r);
