@@ -192,12 +192,14 @@ rm -f "$table"
 echo 'js_keep-30.txt --no-attention' >"$T/slow"
 job=$(sbatch --parsable -n 8 -o "$T/whole.log" --wrap "make -s -j16 ${V[*]} ${S[*]} $table")
 for _ in $(seq 300); do [ -e "$T/slow-started" ] && break; sleep 0.2; done
+# the batch step (make) and at least the slow perplexity step; how many other steps run beside
+# them depends on the machine's load (CI saw 2 in all)
 steps=$(squeue -h -s -j "$job" -o %i | wc -l)
 scancel "$job"
 for _ in $(seq 150); do [ -z "$(squeue -h -j "$job" 2>/dev/null)" ] && break; sleep 0.2; done
 rm -f "$T/slow" "$T/slow-started"
 left=$(find "$R" -name '*.tmp*' | head -3)
-if [ -n "$job" ] && [ "$steps" -ge 3 ] && [ ! -e "$table" ] && [ -z "$left" ] && [ -z "$(squeue -h -j "$job" 2>/dev/null)" ]; then
+if [ -n "$job" ] && [ "$steps" -ge 2 ] && [ ! -e "$table" ] && [ -z "$left" ] && [ -z "$(squeue -h -j "$job" 2>/dev/null)" ]; then
     ok "scancel of the whole run (job $job, $steps steps running) leaves no partial file"
 else
     fail "scancel of the whole run (job '$job', $steps steps): table $( [ -e "$table" ] && echo present || echo absent), left: $left"
