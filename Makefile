@@ -42,14 +42,14 @@ DEPS_OK      := $(BUILD)/.deps-ok
 TEST_DEPS_OK := $(BUILD)/.test-deps-ok
 FUZZ_PKGS    := configs/debian-packages-fuzz.txt
 
-ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -ffp-contract=off -fopenmp -Isrc/lib \
+ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -ffp-contract=off -fopenmp -Isrc/lib -Isrc \
              $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(CFLAGS) $(SANFLAGS)
 LDLIBS     = $(shell pkg-config --libs-only-L hdf5 2>/dev/null) -lhdf5_hl -lhdf5 -lgsl -lgslcblas \
              -ljansson -lpcre2-8 -lnettle -lutf8proc -lzip -lmpfr -lpng -ljpeg -lm
 LDFLAGS   ?=
 
-LIB_SRC  := $(wildcard src/lib/*.c)
-LIB_OBJ  := $(patsubst src/lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRC))
+LIB_SRC  := $(wildcard src/lib/*/*.c) src/cli/cli.c
+LIB_OBJ  := $(patsubst src/%.c,$(BUILD)/%.o,$(LIB_SRC))
 LIB_A    := $(BUILD)/libattncoda.a
 PROG_SRC := $(wildcard src/*.c)
 PROGS    := $(patsubst src/%.c,$(BIN)/%,$(PROG_SRC))
@@ -74,6 +74,10 @@ $(TEST_DEPS_OK): $(TEST_PKGS) pipelines/install-deps.sh | $(DEPS_OK)
 	@touch $@
 
 $(BUILD)/lib/%.o: src/lib/%.c | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/cli/%.o: src/cli/%.c | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
@@ -189,7 +193,7 @@ fuzz: $(FUZZ_RUN)
 clean:
 	rm -rf $(BUILD) $(BIN)/* results
 
--include $(wildcard $(BUILD)/lib/*.d $(BUILD)/prog/*.d $(BUILD)/tests/*.d)
+-include $(wildcard $(BUILD)/lib/*/*.d $(BUILD)/cli/*.d $(BUILD)/prog/*.d $(BUILD)/tests/*.d)
 include pipelines/sched.mk pipelines/corpus.mk pipelines/train.mk pipelines/models.mk pipelines/analysis.mk \
         pipelines/collapse.mk pipelines/theory.mk pipelines/regime.mk pipelines/paper.mk
 

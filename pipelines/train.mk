@@ -16,7 +16,7 @@ TRAIN_MODELS_full  := kjv-gpt2-s kjv-gpt2-m kjv-gpt2-l kjv-gpt2-bpe-a kjv-gpt2-b
 TRAIN_MODELS_quick := kjv-gpt2-s kjv-gpt2-m kjv-gpt2-l kjv-gpt2-bpe-a kjv-llama-m kjv-bert-m
 TRAIN_THREADS ?= 1
 TRAINED_DIR    := $(R)/models
-TRAIN_SRC     := src/train.c $(wildcard src/lib/train_*.c src/lib/train_*.h) src/lib/stwrite.c src/lib/stwrite.h
+TRAIN_SRC     := src/train.c $(wildcard src/lib/train/*.c src/lib/train/*.h) src/lib/io/stwrite.c src/lib/io/stwrite.h
 TRAIN_DONE    := $(foreach m,$(TRAIN_MODELS_$(PROFILE)),$(TRAINED_DIR)/$(m)/.done)
 
 .PHONY: models

@@ -1,9 +1,9 @@
 /* clr: centred log-ratio coordinates of every attention row — the full rows (clr), the content
  * rows (clr of π, the sink dropped), and the sink balance — added to a copy of the input. */
-#include "attnio.h"
-#include "cli.h"
-#include "coda.h"
-#include "h5io.h"
+#include "attn/attnio.h"
+#include "cli/cli.h"
+#include "attn/coda.h"
+#include "io/h5io.h"
 
 #include <getopt.h>
 #include <math.h>

@@ -1,8 +1,8 @@
 /* cluster: METHODS §5.3 — average-linkage clustering of heads under several distance matrices,
  * the Adjusted Rand Index between the partitions, and classical MDS coordinates for plots. */
-#include "analysis.h"
-#include "cli.h"
-#include "h5io.h"
+#include "attn/analysis.h"
+#include "cli/cli.h"
+#include "io/h5io.h"
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>

@@ -1,10 +1,10 @@
 /* collapse: METHODS §5.5 — entropy over training checkpoints and the exact Shapley split of the
  * entropy drop into a sink part and a content part, row by row (H = H_b(s) + (1−s)·H(π)). */
-#include "analysis.h"
-#include "attnio.h"
-#include "cli.h"
-#include "coda.h"
-#include "h5io.h"
+#include "attn/analysis.h"
+#include "attn/attnio.h"
+#include "cli/cli.h"
+#include "attn/coda.h"
+#include "io/h5io.h"
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>

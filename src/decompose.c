@@ -1,10 +1,10 @@
 /* decompose: the sink/content split of every attention row (METHODS §2) — sink mass, sink
  * balance, content dispersion, H(p), H_b(s), H(π) — per row, and per head as the mean over the
  * kept rows (METHODS §1). */
-#include "attnio.h"
-#include "cli.h"
-#include "coda.h"
-#include "h5io.h"
+#include "attn/attnio.h"
+#include "cli/cli.h"
+#include "attn/coda.h"
+#include "io/h5io.h"
 
 #include <getopt.h>
 #include <omp.h>

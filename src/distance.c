@@ -1,10 +1,10 @@
 /* distance: the N×N head distance matrices of METHODS §4, every metric and convention in one
  * streaming pass (one sequence's L blocks at a time), with exact sums so shards merge
  * bit-identically (distance --merge). */
-#include "analysis.h"
-#include "attnio.h"
-#include "cli.h"
-#include "h5io.h"
+#include "attn/analysis.h"
+#include "attn/attnio.h"
+#include "cli/cli.h"
+#include "io/h5io.h"
 #include <getopt.h>
 #include <math.h>
 #include <omp.h>

@@ -17,15 +17,15 @@
 #include <sys/stat.h>
 #include <utf8proc.h>
 
-#include "attnio.h"
-#include "cli.h"
-#include "h5io.h"
-#include "image.h"
-#include "mlm.h"
-#include "model.h"
-#include "posenc.h"
-#include "queries.h"
-#include "tok.h"
+#include "attn/attnio.h"
+#include "cli/cli.h"
+#include "io/h5io.h"
+#include "io/image.h"
+#include "model/mlm.h"
+#include "model/model.h"
+#include "model/posenc.h"
+#include "model/queries.h"
+#include "tok/tok.h"
 
 static void usage(void) {
     printf(

@@ -3,11 +3,11 @@
  * their anchor classes, N_eff and a label (none, centralized, distributed, bidirectional); per
  * layer the label shares; per model one label. --paper-stats adds the paper's own graph
  * statistics (§7.3). One (sequence, layer) block of attention is in memory at a time. */
-#include "analysis.h"
-#include "attnio.h"
-#include "cli.h"
-#include "h5io.h"
-#include "tok.h"
+#include "attn/analysis.h"
+#include "attn/attnio.h"
+#include "cli/cli.h"
+#include "io/h5io.h"
+#include "tok/tok.h"
 
 #include <getopt.h>
 #include <gsl/gsl_eigen.h>

@@ -2,10 +2,10 @@
  * for example Hugging Face output_attentions=True written with numpy, safetensors or h5py.
  * Every row is validated, closed in double precision, zero-replaced (METHODS §1) and stored as
  * natural-log probabilities, so every filter reads the result like extract's output. */
-#include "arrayin.h"
-#include "attnio.h"
-#include "cli.h"
-#include "h5io.h"
+#include "io/arrayin.h"
+#include "attn/attnio.h"
+#include "cli/cli.h"
+#include "io/h5io.h"
 
 #include <getopt.h>
 #include <math.h>

@@ -1,8 +1,8 @@
 /* prune-rank: METHODS §5.4 — greedy redundancy pruning orders from head distance matrices (and
  * seeded random orders), with mask files for extract --mask. */
-#include "analysis.h"
-#include "cli.h"
-#include "h5io.h"
+#include "attn/analysis.h"
+#include "cli/cli.h"
+#include "io/h5io.h"
 #include <errno.h>
 #include <getopt.h>
 #include <gsl/gsl_randist.h>

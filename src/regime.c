@@ -1,8 +1,8 @@
 /* regime: METHODS §5.6 — sink dispersion per model, thresholds fitted once on development
  * models, and the frozen predictor applied to held-out models. */
-#include "analysis.h"
-#include "cli.h"
-#include "h5io.h"
+#include "attn/analysis.h"
+#include "cli/cli.h"
+#include "io/h5io.h"
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>

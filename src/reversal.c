@@ -1,8 +1,8 @@
 /* reversal: METHODS §5.1 — how often the "which head is closer" verdict flips between the
  * keep-sink and drop-sink conventions, over seeded random ordered triples of distinct heads. */
-#include "analysis.h"
-#include "cli.h"
-#include "h5io.h"
+#include "attn/analysis.h"
+#include "cli/cli.h"
+#include "io/h5io.h"
 #include <getopt.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>

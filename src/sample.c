@@ -3,9 +3,9 @@
  * with model_forward (no KV cache: these models are tiny) and draws the next token from
  * softmax(logits / temperature) with a GSL mt19937 generator per sequence, so the output does not
  * depend on the number of threads. Temperature 0 is greedy argmax, as llama2.c's run.c. */
-#include "cli.h"
-#include "model.h"
-#include "tok.h"
+#include "cli/cli.h"
+#include "model/model.h"
+#include "tok/tok.h"
 #include <ctype.h>
 #include <getopt.h>
 #include <glob.h>

@@ -1,9 +1,9 @@
 /* synth: synthetic attention files with planted per-head sink masses and Dirichlet content, and
  * the Theorem-1 triple of METHODS §5.2. Content and sink draws use separate seeded streams, so
  * files that differ only in --sink-mass share their content compositions exactly. */
-#include "attnio.h"
-#include "cli.h"
-#include "h5io.h"
+#include "attn/attnio.h"
+#include "cli/cli.h"
+#include "io/h5io.h"
 
 #include <getopt.h>
 #include <gsl/gsl_randist.h>

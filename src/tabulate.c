@@ -1,7 +1,7 @@
 /* tabulate: the analysis TSV outputs as Markdown or LaTeX tables, and --check, which compares
  * every TSV of an expected directory with a results directory under per-column tolerances. */
-#include "analysis.h"
-#include "cli.h"
+#include "attn/analysis.h"
+#include "cli/cli.h"
 #include <dirent.h>
 #include <errno.h>
 #include <fnmatch.h>

@@ -4,8 +4,8 @@
  *   theorem1    closer-head verdict reversals over a (s_A, s_B) grid (the Theorem-1 triple)
  *   band        ranges of classical dissimilarities and of d_A⊥ as the sink mass grows
  *   identities  maximum relative error of every identity and invariance over extreme rows */
-#include "cli.h"
-#include "coda.h"
+#include "cli/cli.h"
+#include "attn/coda.h"
 
 #include <getopt.h>
 #include <gsl/gsl_randist.h>

@@ -1,8 +1,8 @@
-/* tokenize: UTF-8 text → token ids with any tokenizer attncoda reads (src/lib/tok.h), one output
+/* tokenize: UTF-8 text → token ids with any tokenizer attncoda reads (src/lib/tok/tok.h), one output
  * line per input line (or one for the whole input), so ids can be checked against reference
  * implementations and fed to `extract --ids`. */
-#include "cli.h"
-#include "tok.h"
+#include "cli/cli.h"
+#include "tok/tok.h"
 
 #include <getopt.h>
 #include <stdlib.h>

@@ -1,11 +1,11 @@
 /* train: fit a small GPT-2- or Llama-style byte-level model (or a BERT-style masked-LM encoder) on
  * a text file (the King James Bible in the pipeline) and save it, with log-spaced checkpoints, as
  * Hugging Face model directories. */
-#include "cli.h"
-#include "detmath.h"
-#include "tok.h"
-#include "train_io.h"
-#include "train_model.h"
+#include "cli/cli.h"
+#include "core/detmath.h"
+#include "tok/tok.h"
+#include "train/train_io.h"
+#include "train/train_model.h"
 #include <getopt.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>

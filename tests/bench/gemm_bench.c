@@ -1,7 +1,7 @@
 /* gemm_bench: single-thread GFLOP/s of gemm_f32 on the training and ViT-B/16 shapes, measured in
  * process CPU time (the machine is shared, so wall time would measure the neighbours), best of
  * several repeats of at least 0.3 s each. Arguments: [repeats [part of a shape's name]]. Run it with ATTNCODA_GEMM=sse2 for the baseline kernel. */
-#include "gemm.h"
+#include "core/gemm.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

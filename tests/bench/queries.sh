@@ -34,7 +34,7 @@ PY
 $PYTHON -c "
 import random; r = random.Random(3)
 print(' '.join(str(r.randrange(32000)) for _ in range($QT)))" >"$TMP/ids.txt"
-cc -std=c11 -D_GNU_SOURCE -O2 -ffp-contract=off -Isrc/lib -fopenmp -o "$TMP/qg" tests/bench/queries_gemm.c "$BUILD/libattncoda.a" -ljansson -lnettle -lm || exit 0
+cc -std=c11 -D_GNU_SOURCE -O2 -ffp-contract=off -Isrc/lib -Isrc -fopenmp -o "$TMP/qg" tests/bench/queries_gemm.c "$BUILD/libattncoda.a" -ljansson -lnettle -lm || exit 0
 "$TMP/qg" "$QT" >"$TMP/gflops.txt"
 read -r kb wall cpu < <($PYTHON - "$BIN/extract" "$LONG" "$TMP" "$QQ" "$THREADS" <<'PY'
 import resource, subprocess, sys, time

@@ -3,8 +3,8 @@
  * the BF16 projections (gemm_half_xwt, rows x 2048 x 2048) and the attention blocks (gemm_f32,
  * 128 query rows: scores 128 x T x 64, context 128 x 64 x T). Argument: T. Prints
  * "proj GFLOPS", "scores GFLOPS", "context GFLOPS" lines for tests/bench/queries.sh. */
-#include "gemm.h"
-#include "gemm_half.h"
+#include "core/gemm.h"
+#include "core/gemm_half.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 
 static jmp_buf fz_jump;
 static void fz_exit_hook(int status) {

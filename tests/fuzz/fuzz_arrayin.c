@@ -10,8 +10,8 @@
  * before an allocation, the .npy header parser and the streaming of .npz members. */
 #include "fuzz.h"
 #include "fuzz_h5.h"
-#include "arrayin.h"
-#include "h5io.h"
+#include "io/arrayin.h"
+#include "io/h5io.h"
 
 enum { MAX_READ_ELEMS = 1 << 16, MAX_READ_BLOCKS = 16 };
 

@@ -5,8 +5,8 @@
  * valid and tokens datasets — and the reader then opens it and reads every block. */
 #include "fuzz.h"
 #include "fuzz_h5.h"
-#include "attnio.h"
-#include "h5io.h"
+#include "attn/attnio.h"
+#include "io/h5io.h"
 
 #include <math.h>
 

@@ -1,7 +1,7 @@
 /* config.json of a Hugging Face directory: everything parse_config reads, up to the missing
  * weights (the directory holds no safetensors, so the loader always stops there or earlier). */
 #include "fuzz.h"
-#include "model.h"
+#include "model/model.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fz_file("config.json", data, size);

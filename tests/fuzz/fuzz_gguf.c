@@ -1,7 +1,7 @@
 /* GGUF: the container, the model built from it, and its SentencePiece tokenizer. */
 #include "fuzz.h"
-#include "model.h"
-#include "tok.h"
+#include "model/model.h"
+#include "tok/tok.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const char *path = fz_file("model.gguf", data, size);

@@ -1,6 +1,6 @@
 /* Training recipes (configs/kjv-*.conf): key = value lines. */
 #include "fuzz.h"
-#include "train_io.h"
+#include "train/train_io.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const char *path = fz_file("recipe.conf", data, size);

@@ -1,6 +1,6 @@
 /* safetensors: the header and every tensor as float32. */
 #include "fuzz.h"
-#include "safetensors.h"
+#include "io/safetensors.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const char *path = fz_file("model.safetensors", data, size);

@@ -4,7 +4,7 @@
  * split at the first NUL). Then a fixed text
  * with added-token, byte-fallback and non-ASCII cases is encoded and decoded again. */
 #include "fuzz.h"
-#include "tok.h"
+#include "tok/tok.h"
 
 static const char *const FAMILIES[] = {"gpt2", "gpt_neox", "llama", "qwen2", "bert", "spm"};
 static const char TEXT[] = "In the beginning God created\n\t the heaven <|endoftext|> [CLS] <s> caf\xc3\xa9 \xe4\xb8\xad  x"

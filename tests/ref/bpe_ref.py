@@ -1,5 +1,5 @@
 """Reference byte-level BPE learner for tests/t-bpe.sh, written from the definition (docs/TRAIN.md,
-"BPE vocabulary"), sharing nothing with src/lib/bpe_learn.c:
+"BPE vocabulary"), sharing nothing with src/lib/tok/bpe_learn.c:
 
 - pre-tokens: GPT-2's pattern 's|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+
   applied leftmost-first by a hand-written scanner over code points (letters and numbers from

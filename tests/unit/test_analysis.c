@@ -1,10 +1,10 @@
-/* test_analysis: src/lib/analysis.c against hand-computed values — ARI on small contingency
+/* test_analysis: src/lib/attn/analysis.c against hand-computed values — ARI on small contingency
  * tables, average linkage on a worked example where it differs from single linkage, classical
  * MDS recovering a known 2-D configuration, Wilson intervals, exact fixed-point sums, and the
  * pair kernel of bin/distance against coda_pair_distances (the library's one-pair reference)
  * on random rows, including the identity d_A² = d_A⊥² + Δb² per row pair. */
-#include "analysis.h"
-#include "coda.h"
+#include "attn/analysis.h"
+#include "attn/coda.h"
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>

@@ -4,8 +4,8 @@
  * must exit 1 with exactly one stderr line naming the file and the reason; under the sanitizer
  * build an overflow prints a report instead and fails the check. A valid member is read and its
  * values compared, and the deflate-ratio and fortran_order checks are exercised the same way. */
-#include "arrayin.h"
-#include "cli.h"
+#include "io/arrayin.h"
+#include "cli/cli.h"
 
 #include <stdio.h>
 #include <stdlib.h>

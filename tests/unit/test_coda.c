@@ -1,4 +1,4 @@
-/* test_coda: the identities, invariances and values of src/lib/coda.h (METHODS §2–§3), checked
+/* test_coda: the identities, invariances and values of src/lib/attn/coda.h (METHODS §2–§3), checked
  * against an independent long-double reference written here from the definitions, on random rows
  * built directly as log-probabilities (D log-uniform in [3, 2048], sink mass up to 1 − 1e-12,
  * log-probabilities down to −700, sink index anywhere).
@@ -15,7 +15,7 @@
  * reference runs on every pair with D ≤ 64 and on every 40th larger one.
  * Output: one TAP line per property; the first failing case of each is printed as a comment.
  * Usage: test_coda [SEED] [NPAIRS]  (defaults 20260829, 50000 pairs = 100,000 rows). */
-#include "coda.h"
+#include "attn/coda.h"
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>

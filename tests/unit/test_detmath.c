@@ -7,7 +7,7 @@
  *   test_detmath --at HEX...  glibc's own expf and det_expf at those float bit patterns (two
  *                             of the only inputs where glibc's expf paths differ: 4202422f,
  *                             c27c65d9, found by the exhaustive comparison) */
-#include "detmath.h"
+#include "core/detmath.h"
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>

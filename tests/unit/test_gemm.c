@@ -6,7 +6,7 @@
  * 16- and 8-column panels, k split every 256, rows every 120): sizes one below, at and one above
  * each, k = 0 and 1, a single row or column. The reference below is written from that definition alone; run
  * with ATTNCODA_GEMM=sse2 it checks the baseline kernel (tests/t-determinism.sh does both). */
-#include "gemm.h"
+#include "core/gemm.h"
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>

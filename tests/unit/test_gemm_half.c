@@ -2,9 +2,9 @@
  * whole matrix first and calling gemm_f32 once (gemm_half.h), for shapes below, at and above
  * the 64-row block, strided outputs and unaligned half data; views map offsets one to one onto
  * half elements and are told apart from float32 pointers. */
-#include "gemm.h"
-#include "gemm_half.h"
-#include "safetensors.h"
+#include "core/gemm.h"
+#include "core/gemm_half.h"
+#include "io/safetensors.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

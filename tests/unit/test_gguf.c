@@ -3,10 +3,10 @@
  * stories260K's .bin and .gguf give identical weights and forward passes; the permuted weights
  * under half-split RoPE equal the original under interleaved RoPE; the heap-based BPE equals
  * llama2.c's quadratic scan on random text; decode(encode(text)) is the text. */
-#include "gguf.h"
-#include "llama2c.h"
-#include "model.h"
-#include "tok.h"
+#include "io/gguf.h"
+#include "model/llama2c.h"
+#include "model/model.h"
+#include "tok/tok.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

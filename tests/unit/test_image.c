@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "image.h"
+#include "io/image.h"
 
 static int failures;
 #define CHECK(cond, ...)                                        \

@@ -6,8 +6,8 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "model.h"
-#include "safetensors.h"
+#include "model/model.h"
+#include "io/safetensors.h"
 
 static int failures = 0;
 

@@ -1,7 +1,7 @@
 /* cli_num_to_ll, the one checked number-to-integer conversion: exact integers in range pass;
  * NaN, ±Inf, fractions and values outside the range (the int64 edges included) fail with a reason
  * that names the value. */
-#include "cli.h"
+#include "cli/cli.h"
 
 #include <limits.h>
 #include <math.h>

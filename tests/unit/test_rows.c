@@ -1,9 +1,9 @@
-/* test_rows: the library's one row path (attn_close_row, attn_gather_row in src/lib/attnio.c)
+/* test_rows: the library's one row path (attn_close_row, attn_gather_row in src/lib/attn/attnio.c)
  * against values worked out by hand from docs/FORMAT.md: log rows lose exactly their logsumexp,
  * probability rows are closed in double before zero replacement (so a replaced part is exactly
  * ln δ and the row sums to 1), rows that cannot be closed are refused, and gathering honours the
  * causal triangle, the valid mask and the sink's position. */
-#include "attnio.h"
+#include "attn/attnio.h"
 #include <math.h>
 #include <stdio.h>
 

@@ -3,8 +3,8 @@
  * load errors, concurrent encoding (per-call state only), and dispatch of *.bin / *.gguf to the
  * SentencePiece loaders. Run from the repository root: reads the tokenizers the repository carries
  * (pipelines/data) and, when present, the optional Llama-3 one under $DATA_DIR (else skipped). */
-#include "cli.h"
-#include "tok.h"
+#include "cli/cli.h"
+#include "tok/tok.h"
 
 #include <omp.h>
 #include <stdio.h>

@@ -7,7 +7,7 @@
  * partial block. One TAP line per tensor. */
 #define TRAIN_DOUBLE 1
 #define TM_ATTN_ROWS 2
-#include "train_model.c"
+#include "train/train_model.c"
 #include <stdio.h>
 
 static int check_family(int family, int pos) {

@@ -1,8 +1,8 @@
 /* Unit tests of the synthetic trigger -> copy windows (train_synth.h): the window layout (BOS,
  * then the stream shifted by one as targets), the trigger share, the copy rule of each task,
  * that text bytes appear in their original order, and reproducibility from the seed. */
-#include "cli.h"
-#include "train_synth.h"
+#include "cli/cli.h"
+#include "train/train_synth.h"
 
 #include <math.h>
 #include <stdio.h>
