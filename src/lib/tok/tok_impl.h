@@ -1,7 +1,10 @@
-/* tok_impl: what the tokenizer implementations (tok.c, tok_bpe.c, tok_wordpiece.c) share and
- * nobody else needs: a byte-string hash map, an id vector, the added-token matcher, the
- * normalizers and the HF tokenizer.json pipeline ("split on added tokens, normalize each
- * remaining segment, hand it to the model"). Private to the tok module. */
+/* tok_impl: what the tokenizer implementations share and nobody else needs, private to the tok
+ * module. Defined in layers, each calling only those before it: tok_base.c (byte-string hash map,
+ * id vector, error text, UTF-8 stepping), tok_spm_norm.c (SentencePiece's charsmap normaliser),
+ * tok_impl.c (added-token matcher, normalizers, the HF tokenizer.json pipeline "split on added
+ * tokens, normalize each remaining segment, hand it to the model", Metaspace, special ids), then
+ * the tokenizers (tok_bpe.c, tok_wordpiece.c, tok_unigram.c, tok_spm_model.c), then tok.c, which
+ * chooses and loads one. */
 #ifndef ATTNCODA_TOK_IMPL_H
 #define ATTNCODA_TOK_IMPL_H
 #include <jansson.h>
@@ -144,6 +147,4 @@ tok *tok_load_spm_model(const char *path, char *err, size_t errlen);
 
 /* Fill bos/eos/cls/sep/pad from the family and the tokens present. */
 void tok_set_specials(tok *t, const char *family);
-/* Family from config.json / tokenizer_config.json next to a tokenizer file (NULL if none). */
-const char *tok_family_from_dir(const char *file_path);
 #endif
