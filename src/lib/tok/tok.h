@@ -52,22 +52,4 @@ int tok_gpt2_pretokenize(const char *text, size_t len, void (*word)(const char *
 tok *tok_load_llama2c(const char *path, char *err, size_t errlen);
 tok *tok_load_gguf(const char *path, char *err, size_t errlen);
 
-/* Registration of the implementations (each in its own file): every tok_* call dispatches
- * through this table. */
-typedef struct {
-    int (*encode)(const tok *t, const char *text, size_t len, int32_t **ids);
-    int (*decode_piece)(const tok *t, int32_t prev, int32_t id, char *buf, int cap);
-    int (*id_of)(const tok *t, const char *token);
-    void (*free)(tok *t);
-} tok_ops;
-struct tok {
-    const tok_ops *ops;
-    int vocab, bos, eos, cls, sep, pad;
-    void *impl;
-    /* add_special_tokens (tok_special_wrap), set by tok.c: wrap_state 0 not yet decided, 1 set,
-     * -1 a post_processor type attncoda does not apply (named in wrap_unsupported) */
-    int32_t *wrap_pre, *wrap_post;
-    int wrap_npre, wrap_npost, wrap_state;
-    char wrap_unsupported[48];
-};
 #endif

@@ -12,6 +12,25 @@
 #include <stdint.h>
 #include "tok.h"
 
+/* A tokenizer (opaque in tok.h): each implementation registers its ops, and every tok_* call
+ * dispatches through this table. */
+typedef struct {
+    int (*encode)(const tok *t, const char *text, size_t len, int32_t **ids);
+    int (*decode_piece)(const tok *t, int32_t prev, int32_t id, char *buf, int cap);
+    int (*id_of)(const tok *t, const char *token);
+    void (*free)(tok *t);
+} tok_ops;
+struct tok {
+    const tok_ops *ops;
+    int vocab, bos, eos, cls, sep, pad;
+    void *impl;
+    /* add_special_tokens (tok_special_wrap), set by tok.c: wrap_state 0 not yet decided, 1 set,
+     * -1 a post_processor type attncoda does not apply (named in wrap_unsupported) */
+    int32_t *wrap_pre, *wrap_post;
+    int wrap_npre, wrap_npost, wrap_state;
+    char wrap_unsupported[48];
+};
+
 /* Byte string → int32 map, open addressing (FNV-1a). Keys are copied. */
 typedef struct { char *key; uint32_t len; int32_t val; } tok_map_ent;
 typedef struct { tok_map_ent *e; size_t cap, n; } tok_map;

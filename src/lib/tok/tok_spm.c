@@ -7,7 +7,7 @@
  * Pieces are stored with spaces: GGUF's U+2581 "▁" is turned into ' ' at load, as llama2.c's
  * exporter does for tok*.bin. */
 #include "cli/cli.h"
-#include "tok.h"
+#include "tok_impl.h"
 #include "io/gguf.h"
 #include <errno.h>
 #include <float.h>
