@@ -224,10 +224,11 @@ static void check_no_triggers(const corpus *c, const char *path, const tr_synth 
 static tok *learn_vocabulary(const tr_recipe *r, const corpus *tr, const char *path, bpe_vocab *v, char **tok_json,
                              double *secs) {
     double t0 = cli_now();
-    if (bpe_learn((const char *)tr->text, tr->len, (int)r->bpe_merges, v))
-        die_data(path, "bpe_merges needs UTF-8 text (the GPT-2 pre-tokenizer works on characters)");
-    *tok_json = tr_tokenizer_json(r->m.family, v);
     char err[1024];
+    int rc = bpe_learn((const char *)tr->text, tr->len, (int)r->bpe_merges, v, err, sizeof err);
+    if (rc == -1) die_data(path, "bpe_merges needs UTF-8 text (the GPT-2 pre-tokenizer works on characters)");
+    if (rc) die_usage("%s", err);
+    *tok_json = tr_tokenizer_json(r->m.family, v);
     tok *tk = tok_load_json_text(*tok_json, strlen(*tok_json), "tokenizer.json", err, sizeof err);
     if (!tk) die_usage("internal error: the learned tokenizer.json does not load: %s", err);
     if (tok_vocab_size(tk) != v->n_ids)

@@ -8,6 +8,7 @@
 #include "cli/cli.h"
 #include "tok.h"
 #include "tok_impl.h"
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,6 +45,7 @@ typedef struct {
     size_t ntouched, captouched;
     int32_t *pstamp;    /* per pair: the last merge that put it in touched */
     size_t cappstamp;
+    const char *full;   /* set when the text outgrows the 32-bit indices: what bpe_learn reports */
 } learner;
 
 /* A pair as a tok_map key. */
@@ -56,13 +58,14 @@ static int32_t pair_get(const learner *L, int32_t a, int32_t b) {
 
 static void count_word(const char *s, size_t n, void *ctx) {
     learner *L = ctx;
+    if (L->full) return;
     int32_t i = tok_map_get(&L->wmap, s, n);
     if (i >= 0) {
         L->w[i].freq++;
         return;
     }
     if (L->nw == L->capw) L->w = xrealloc(L->w, (L->capw = L->capw ? 2 * L->capw : 4096) * sizeof *L->w);
-    if (n > UINT32_MAX || L->nw >= INT32_MAX) die_usage("bpe_learn: text too large");
+    if (n > UINT32_MAX || L->nw >= INT32_MAX) { L->full = "bpe_learn: text too large"; return; }
     word *w = &L->w[L->nw];
     *w = (word){xmalloc(n * sizeof(int32_t)), (uint32_t)n, 1};
     for (size_t j = 0; j < n; j++) w->sym[j] = (unsigned char)s[j];
@@ -70,15 +73,16 @@ static void count_word(const char *s, size_t n, void *ctx) {
     L->nw++;
 }
 
-static uint32_t pair_index(learner *L, int32_t a, int32_t b) {
+/* The index of pair (a, b), made when new; -1 (and L->full set) when there is no room. */
+static int64_t pair_index(learner *L, int32_t a, int32_t b) {
     int32_t i = pair_get(L, a, b);
-    if (i >= 0) return (uint32_t)i;
-    if (L->np >= INT32_MAX) die_usage("bpe_learn: too many pairs");
+    if (i >= 0) return i;
+    if (L->np >= INT32_MAX) { L->full = "bpe_learn: too many pairs"; return -1; }
     if (L->np == L->capp) L->p = xrealloc(L->p, (L->capp = L->capp ? 2 * L->capp : 4096) * sizeof *L->p);
     L->p[L->np] = (pair){a, b, 0, NULL, 0, 0};
     int32_t key[2] = {a, b};
     tok_map_put(&L->pmap, (const char *)key, sizeof key, (int32_t)L->np);
-    return (uint32_t)L->np++;
+    return (int64_t)L->np++;
 }
 
 static void note_word(pair *p, int32_t w) {
@@ -101,14 +105,15 @@ static void touch(learner *L, uint32_t pi, int32_t merge) {
     L->touched[L->ntouched++] = pi;
 }
 
-/* Adds sign x freq for every adjacent pair of word wi to the counts. */
+/* Adds sign x freq for every adjacent pair of word wi to the counts (stops when L->full). */
 static void add_pairs(learner *L, int32_t wi, int sign, int32_t merge) {
     const word *w = &L->w[wi];
     for (uint32_t i = 0; i + 1 < w->n; i++) {
-        uint32_t pi = pair_index(L, w->sym[i], w->sym[i + 1]);
+        int64_t pi = pair_index(L, w->sym[i], w->sym[i + 1]);
+        if (pi < 0) return;
         L->p[pi].count += sign * w->freq;
         if (sign > 0) note_word(&L->p[pi], wi);
-        if (merge >= 0) touch(L, pi, merge);
+        if (merge >= 0) touch(L, (uint32_t)pi, merge);
     }
 }
 
@@ -212,7 +217,7 @@ static void do_merge(learner *L, uint32_t pi, int32_t merge) {
     const int32_t *ws = L->p[pi].where;
     uint32_t nws = L->p[pi].nwhere;
     L->ntouched = 0;
-    for (uint32_t j = 0; j < nws; j++) {
+    for (uint32_t j = 0; j < nws && !L->full; j++) {
         int32_t wi = ws[j];
         word *w = &L->w[wi];
         if (L->stamp[wi] == merge || !has_pair(w, a, b)) continue;
@@ -226,7 +231,7 @@ static void do_merge(learner *L, uint32_t pi, int32_t merge) {
 
 /* ---------------------------------------------------------------- entry point */
 
-int bpe_learn(const char *text, size_t len, int max_merges, bpe_vocab *v) {
+int bpe_learn(const char *text, size_t len, int max_merges, bpe_vocab *v, char *err, size_t errlen) {
     if (max_merges < 0) max_merges = 0;
     learner L;
     memset(&L, 0, sizeof L);
@@ -235,8 +240,8 @@ int bpe_learn(const char *text, size_t len, int max_merges, bpe_vocab *v) {
     tok_map_init(&L.wmap, 1024);
     tok_map_init(&L.pmap, 1024);
     tok_map_init(&L.tmap, 1024);
-    int rc = tok_gpt2_pretokenize(text, len, count_word, &L);
-    if (rc == 0) {
+    int rc = tok_gpt2_pretokenize(text, len, count_word, &L, err, errlen);
+    if (rc == 0 && !L.full) {
         size_t cap = BPE_FIRST_ID + (size_t)max_merges;
         v->piece = xcalloc(cap, sizeof *v->piece);
         v->plen = xcalloc(cap, sizeof *v->plen);
@@ -251,13 +256,13 @@ int bpe_learn(const char *text, size_t len, int max_merges, bpe_vocab *v) {
         }
         v->n_ids = BPE_FIRST_ID;
         L.stamp = xmalloc((L.nw ? L.nw : 1) * sizeof *L.stamp);
-        for (size_t i = 0; i < L.nw; i++) {
+        for (size_t i = 0; i < L.nw && !L.full; i++) {
             L.stamp[i] = -1;
             add_pairs(&L, (int32_t)i, +1, -1);
         }
         for (size_t i = 0; i < L.np; i++) push_if_repeated(&L, (uint32_t)i);
         long pi;
-        while (v->n_merges < max_merges && (pi = best_pair(&L)) >= 0) {
+        while (!L.full && v->n_merges < max_merges && (pi = best_pair(&L)) >= 0) {
             do_merge(&L, (uint32_t)pi, v->n_merges);
             v->n_merges++;
         }
@@ -273,6 +278,11 @@ int bpe_learn(const char *text, size_t len, int max_merges, bpe_vocab *v) {
     free(L.stamp);
     free(L.touched);
     free(L.pstamp);
+    if (rc == 0 && L.full) {
+        snprintf(err, errlen, "%s", L.full);
+        bpe_vocab_free(v);
+        rc = -2;
+    }
     return rc;
 }
 

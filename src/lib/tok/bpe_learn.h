@@ -27,7 +27,9 @@ typedef struct {
     uint32_t *plen;
 } bpe_vocab;
 
-/* Learns at most max_merges (>= 0) merges. Returns 0, or -1 when the text is not valid UTF-8. */
-int bpe_learn(const char *text, size_t len, int max_merges, bpe_vocab *v);
+/* Learns at most max_merges (>= 0) merges. Returns 0; -1 when the text is not valid UTF-8; -2
+ * with err filled when it cannot learn (a text too large for the 32-bit indices, an internal
+ * error). v holds a vocabulary only on 0. */
+int bpe_learn(const char *text, size_t len, int max_merges, bpe_vocab *v, char *err, size_t errlen);
 void bpe_vocab_free(bpe_vocab *v);
 #endif

@@ -45,8 +45,10 @@ void tok_free(tok *t);
 
 /* GPT-2's pre-tokenizer (HF ByteLevel with use_regex = true: the regex and matching that
  * tok_encode applies to such a tokenizer.json): calls word() on each pre-token of the text, in
- * order. Returns 0, or -1 (and calls nothing) when the text is not valid UTF-8. */
-int tok_gpt2_pretokenize(const char *text, size_t len, void (*word)(const char *w, size_t n, void *ctx), void *ctx);
+ * order. Returns 0; -1 (and calls nothing) when the text is not valid UTF-8; -2 with err filled
+ * when GPT-2's regex does not compile (an internal error: a PCRE2 without Unicode support). */
+int tok_gpt2_pretokenize(const char *text, size_t len, void (*word)(const char *w, size_t n, void *ctx), void *ctx,
+                         char *err, size_t errlen);
 
 /* SentencePiece-style BPE loaders (tok_spm.c); tok_load dispatches to them for *.bin / *.gguf. */
 tok *tok_load_llama2c(const char *path, char *err, size_t errlen);

@@ -490,11 +490,16 @@ static int set_regex(bpe *b, const char *pattern, size_t len, uint32_t extra, ch
     return 0;
 }
 
-int tok_gpt2_pretokenize(const char *text, size_t len, void (*word)(const char *w, size_t n, void *ctx), void *ctx) {
+int tok_gpt2_pretokenize(const char *text, size_t len, void (*word)(const char *w, size_t n, void *ctx), void *ctx,
+                         char *err, size_t errlen) {
     if (tok_utf8_check(text, len) != len) return -1;
     bpe *b = bpe_new();
-    char err[256];
-    if (set_regex(b, RE_GPT2, strlen(RE_GPT2), 0, err, sizeof err)) die_usage("internal error: %s", err);
+    char why[256];
+    if (set_regex(b, RE_GPT2, strlen(RE_GPT2), 0, why, sizeof why)) {
+        snprintf(err, errlen, "internal error: %s", why);
+        bpe_destroy(b);
+        return -2;
+    }
     pcre2_match_data *md = pcre2_match_data_create_from_pattern(b->re, NULL);
     regex_split(b->re, md, text, len, word, ctx);
     pcre2_match_data_free(md);
