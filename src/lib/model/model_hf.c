@@ -167,29 +167,6 @@ static int parse_act(hf_ctx *c, const char *s, model_act *act) {
     return -1;
 }
 
-void model_rope_default(float *inv, int dim, double theta) {
-    for (int i = 0; i < dim / 2; i++) {
-        float e = (float)(2 * i) / (float)dim;
-        inv[i] = 1.0f / (float)det_pow((float)theta, e);
-    }
-}
-
-/* §2.4: the low band is divided by factor, the high band kept, the medium band (bounds
- * inclusive) interpolated with the smooth factor computed from the unmodified frequency. */
-void model_rope_llama3(float *inv, int dim, double factor, double low, double high, double orig) {
-    float lo_wl = (float)(orig / low), hi_wl = (float)(orig / high);
-    for (int i = 0; i < dim / 2; i++) {
-        float f = inv[i], wl = 2.0f * (float)M_PI / f;
-        if (wl < hi_wl) continue;
-        if (wl > lo_wl) {
-            inv[i] = f / (float)factor;
-            continue;
-        }
-        float smooth = ((float)orig / wl - (float)low) / (float)(high - low);
-        inv[i] = (1.0f - smooth) * f / (float)factor + smooth * f;
-    }
-}
-
 /* RoPE: rope_parameters (v5) or rope_scaling (v4, type key "type" or "rope_type"), with the
  * theta and partial factor from whichever spelling is present. */
 static void parse_rope(hf_ctx *c, model_config *k) {
