@@ -4,7 +4,7 @@
  * half elements and are told apart from float32 pointers. */
 #include "core/gemm.h"
 #include "core/gemm_half.h"
-#include "io/safetensors.h"
+#include "core/half.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,10 +35,10 @@ static int one_case(half_kind k, int M, int N, int K, int ldc_pad, int shift) {
     float *X = malloc(sizeof(float) * (size_t)M * K), *Wf = malloc(sizeof(float) * (size_t)N * K);
     int ldc = N + ldc_pad;
     float *C1 = calloc((size_t)M * ldc, sizeof(float)), *C2 = calloc((size_t)M * ldc, sizeof(float));
-    for (size_t i = 0; i < (size_t)M * K; i++) X[i] = st_bf16_to_f32(half_bits(HALF_BF16));
+    for (size_t i = 0; i < (size_t)M * K; i++) X[i] = half_bf16_to_f32(half_bits(HALF_BF16));
     for (size_t i = 0; i < (size_t)N * K; i++) {
         uint16_t h = (uint16_t)(W[2 * i] | W[2 * i + 1] << 8);
-        Wf[i] = k == HALF_BF16 ? st_bf16_to_f32(h) : st_f16_to_f32(h);   /* widened independently */
+        Wf[i] = k == HALF_BF16 ? half_bf16_to_f32(h) : half_f16_to_f32(h);   /* widened independently */
     }
     gemm_f32(0, 1, M, N, K, 1.0f, X, K, Wf, K, 0.0f, C1, ldc);
     gemm_half_xwt(M, N, K, X, K, W, k, C2, ldc);
@@ -60,7 +60,7 @@ static int views_ok(void) {
              !half_find(v + N, &h, &k);
     float a[10], b[10];
     half_copy(a, v + 500, 10);
-    for (int i = 0; i < 10; i++) b[i] = st_f16_to_f32((uint16_t)(d[1 + 2 * (500 + i)] | d[2 + 2 * (500 + i)] << 8));
+    for (int i = 0; i < 10; i++) b[i] = half_f16_to_f32((uint16_t)(d[1 + 2 * (500 + i)] | d[2 + 2 * (500 + i)] << 8));
     ok = ok && !memcmp(a, b, sizeof a);
     half_copy(a, plain, 4);
     ok = ok && !memcmp(a, plain, sizeof plain);

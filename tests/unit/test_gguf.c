@@ -4,7 +4,7 @@
  * under half-split RoPE equal the original under interleaved RoPE; the heap-based BPE equals
  * llama2.c's quadratic scan on random text; decode(encode(text)) is the text. */
 #include "io/gguf.h"
-#include "model/llama2c.h"
+#include "model/posenc.h"
 #include "model/model.h"
 #include "tok/tok.h"
 #include <math.h>

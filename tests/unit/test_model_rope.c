@@ -6,8 +6,8 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "model/model.h"
-#include "io/safetensors.h"
+#include "model/posenc.h"
+#include "core/half.h"
 
 static int failures = 0;
 
@@ -87,11 +87,11 @@ static void test_half_floats(void) {
         {0x3c00, 1.0f}, {0xc000, -2.0f}, {0x0001, 0x1p-24f}, {0x03ff, 1023 * 0x1p-24f}, {0x7bff, 65504.0f},
         {0x7c00, INFINITY}, {0xfc00, -INFINITY}, {0x3555, 0.333251953125f}, {0x8000, -0.0f}};
     int ok = 1;
-    for (size_t i = 0; i < sizeof f16 / sizeof f16[0]; i++) ok &= st_f16_to_f32(f16[i].h) == f16[i].want;
-    ok &= isnan(st_f16_to_f32(0x7e00));
+    for (size_t i = 0; i < sizeof f16 / sizeof f16[0]; i++) ok &= half_f16_to_f32(f16[i].h) == f16[i].want;
+    ok &= isnan(half_f16_to_f32(0x7e00));
     report(ok, "F16 decoding: normals, subnormals, infinities, NaN", "");
-    ok = st_bf16_to_f32(0x3f80) == 1.0f && st_bf16_to_f32(0xc049) == -3.140625f &&
-         st_bf16_to_f32(0x7f80) == INFINITY && isnan(st_bf16_to_f32(0x7fc0)) && st_bf16_to_f32(0x0001) > 0;
+    ok = half_bf16_to_f32(0x3f80) == 1.0f && half_bf16_to_f32(0xc049) == -3.140625f &&
+         half_bf16_to_f32(0x7f80) == INFINITY && isnan(half_bf16_to_f32(0x7fc0)) && half_bf16_to_f32(0x0001) > 0;
     report(ok, "BF16 decoding (shift by 16 bits)", "");
 }
 

@@ -8,7 +8,7 @@
 #include "cli/cli.h"
 #include "gemm.h"
 #include "gemm_half.h"
-#include "io/safetensors.h"
+#include "half.h"
 
 typedef struct {
     uintptr_t lo, hi;             /* the reserved range [lo, hi), 4 bytes per element */
@@ -63,7 +63,7 @@ int half_find(const float *p, const unsigned char **data, half_kind *kind) {
 void half_widen(float *dst, const unsigned char *src, size_t n, half_kind kind) {
     for (size_t i = 0; i < n; i++) {
         uint16_t h = (uint16_t)(src[2 * i] | src[2 * i + 1] << 8);
-        dst[i] = kind == HALF_BF16 ? st_bf16_to_f32(h) : st_f16_to_f32(h);
+        dst[i] = kind == HALF_BF16 ? half_bf16_to_f32(h) : half_f16_to_f32(h);
     }
 }
 

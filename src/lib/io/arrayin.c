@@ -2,6 +2,7 @@
 #include "arrayin.h"
 
 #include "cli/cli.h"
+#include "core/half.h"
 #include "h5io.h"
 #include "safetensors.h"
 
@@ -633,7 +634,7 @@ static double decode(const unsigned char *p, ai_dtype t, int swap) {
     if (t == AI_F64) { double d; memcpy(&d, b, 8); return d; }
     if (t == AI_F32) { float f; memcpy(&f, b, 4); return f; }
     uint16_t h = (uint16_t)(b[0] | b[1] << 8);
-    return t == AI_BF16 ? st_bf16_to_f32(h) : st_f16_to_f32(h);
+    return t == AI_BF16 ? half_bf16_to_f32(h) : half_f16_to_f32(h);
 }
 
 /* Element strides (C or Fortran order). */

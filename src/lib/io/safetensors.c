@@ -1,3 +1,4 @@
+/* safetensors: the .safetensors reader (see safetensors.h). */
 #include "safetensors.h"
 
 #include <errno.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "core/half.h"
 
 /* The reference reader refuses headers above this size (safetensors/src/tensor.rs). */
 #define ST_MAX_HEADER 100000000ULL
@@ -284,30 +286,6 @@ const st_tensor *st_find(const st_set *s, const char *name) {
     return NULL;
 }
 
-float st_bf16_to_f32(uint16_t h) {
-    uint32_t u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
-/* IEEE binary16: sign, 5-bit exponent (bias 15), 10-bit fraction. Subnormals are
- * fraction·2^-24; exponent 31 is infinity (fraction 0) or NaN. */
-float st_f16_to_f32(uint16_t h) {
-    uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 0x1f, frac = h & 0x3ff, u;
-    if (exp == 0) {
-        float f = (float)frac * 0x1p-24f;
-        return sign ? -f : f;
-    }
-    if (exp == 31)
-        u = sign | 0x7f800000u | (frac << 13);
-    else
-        u = sign | ((exp + 112) << 23) | (frac << 13);
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
 const float *st_f32(st_set *s, const st_tensor *t, char *err, size_t errlen) {
     int f32 = !strcmp(t->dtype, "F32"), f16 = !strcmp(t->dtype, "F16"), bf16 = !strcmp(t->dtype, "BF16");
     if (!f32 && !f16 && !bf16) {
@@ -323,7 +301,7 @@ const float *st_f32(st_set *s, const st_tensor *t, char *err, size_t errlen) {
     } else {
         for (int64_t i = 0; i < t->numel; i++) {
             uint16_t h = (uint16_t)(t->data[2 * i] | t->data[2 * i + 1] << 8);
-            out[i] = bf16 ? st_bf16_to_f32(h) : st_f16_to_f32(h);
+            out[i] = bf16 ? half_bf16_to_f32(h) : half_f16_to_f32(h);
         }
     }
     s->owned = xrealloc(s->owned, sizeof *s->owned * (size_t)(s->nowned + 1));

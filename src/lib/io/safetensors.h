@@ -2,7 +2,7 @@
  * by model.safetensors.index.json). Files are memory-mapped; headers are validated the way the
  * reference reader does (length limit, offsets that tile the data buffer, byte counts matching
  * shape × dtype size). Tensors are handed out as float32: F32 in place when aligned, F16 and BF16
- * converted into buffers the set owns. Errors fill err with "file: what is wrong". */
+ * converted (core/half.h) into buffers the set owns. Errors fill err with "file: what is wrong". */
 #ifndef ATTNCODA_SAFETENSORS_H
 #define ATTNCODA_SAFETENSORS_H
 #include <stddef.h>
@@ -38,8 +38,4 @@ const char *st_file_path(const st_set *s, int i);               /* every file th
 /* The tensor as float32 (numel values). F32 aligned: a pointer into the mapping; otherwise a
  * converted copy owned by the set. NULL + err for dtypes other than F32/F16/BF16. */
 const float *st_f32(st_set *s, const st_tensor *t, char *err, size_t errlen);
-
-/* Conversions (exact for BF16; F16 with subnormals, infinities and NaN). */
-float st_bf16_to_f32(uint16_t h);
-float st_f16_to_f32(uint16_t h);
 #endif

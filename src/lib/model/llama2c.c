@@ -3,8 +3,8 @@
  * vocab_size, seq_len; a negative vocab_size means an unshared classifier), then float32 weights
  * grouped by kind across layers: token_embedding, rms_att, wq, wk, wv, wo, rms_ffn, w1, w2, w3,
  * rms_final, freq_cis_real, freq_cis_imag (unused: RoPE is recomputed), [wcls]. */
-#include "llama2c.h"
 #include "model.h"
+#include "posenc.h"
 #include "cli/cli.h"
 #include <errno.h>
 #include <math.h>
@@ -12,21 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-void llama2c_permute_qk(float *w, int n_head, int head_dim, long cols)
-{
-    int half = head_dim / 2;
-    float *tmp = malloc((size_t)head_dim * cols * sizeof *tmp);
-    for (int h = 0; h < n_head; h++) {
-        float *blk = w + (size_t)h * head_dim * cols;
-        for (int i = 0; i < half; i++)
-            for (int j = 0; j < 2; j++)
-                memcpy(tmp + (size_t)(j * half + i) * cols, blk + (size_t)(2 * i + j) * cols,
-                       cols * sizeof *tmp);
-        memcpy(blk, tmp, (size_t)head_dim * cols * sizeof *tmp);
-    }
-    free(tmp);
-}
 
 typedef struct {
     float *data;        /* the whole weight section, converted in place */

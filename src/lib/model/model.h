@@ -153,11 +153,6 @@ int model_forward_images(const model *m, const float *pixels, int B, const uint8
  * (src/lib/core/gemm.c), so there is no second thread pool. n <= 0 keeps the OpenMP default. */
 void model_set_threads(int n);
 
-/* RoPE frequencies (docs/FAMILIES.md §2), in float32 as Hugging Face computes them:
- * inv[i] = 1/theta^(2i/dim), i < dim/2; llama3 then rescales the low and medium bands. */
-void model_rope_default(float *inv, int dim, double theta);
-void model_rope_llama3(float *inv, int dim, double factor, double low_freq_factor,
-                       double high_freq_factor, double original_max_pos);
 void model_free(model *m);
 
 /* Loaders. model_load dispatches on the path: a directory (Hugging Face config.json +

@@ -1,7 +1,8 @@
 /* posenc: the position encodings that `train` offers (recipe key `pos`) and that the HF loader
  * reads back from the `attncoda_position_encoding` key of a trained model's config.json
- * (docs/TRAIN.md, "Position encodings"). The formulas live here once so that training and
- * loading cannot drift apart. */
+ * (docs/TRAIN.md, "Position encodings"), and the RoPE maths the three model loaders (Hugging
+ * Face, GGUF, llama2.c) share. The formulas live here once so that training and loading cannot
+ * drift apart. */
 #ifndef ATTNCODA_POSENC_H
 #define ATTNCODA_POSENC_H
 
@@ -35,4 +36,17 @@ double posenc_alibi_slope(int h, int H);
  * cos(the same angle) for j = 2i + 1. The angle is computed in double, sine and cosine are
  * correctly rounded (MPFR). */
 double posenc_sinusoid(int t, int j, int d);
+
+/* RoPE frequencies (docs/FAMILIES.md §2), in float32 as Hugging Face computes them:
+ * inv[i] = 1/theta^(2i/dim), i < dim/2; llama3 then rescales the low and medium bands. */
+void model_rope_default(float *inv, int dim, double theta);
+void model_rope_llama3(float *inv, int dim, double factor, double low_freq_factor,
+                       double high_freq_factor, double original_max_pos);
+
+/* Meta's original Llama weights (llama2.c, GGUF "llama") rotate interleaved pairs (2i, 2i+1) of
+ * each head; model_forward rotates half-split pairs (i, i+hd/2) as Hugging Face does. Reorder the
+ * rows of a q or k projection [n_head*head_dim, cols] in place so that half-split RoPE on the
+ * result equals interleaved RoPE on the original: new row j*hd/2+i = old row 2i+j (the
+ * permutation of HF's convert_llama_weights_to_hf). cols = 1 reorders a bias vector. */
+void llama2c_permute_qk(float *w, int n_head, int head_dim, long cols);
 #endif
