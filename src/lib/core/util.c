@@ -1,6 +1,6 @@
 /* util: the library's edges that never exit (util.h): error texts, number checks, whole inputs,
  * the input, temporary-file and output registries, SHA-256 and allocation. Moved out of src/cli,
- * which wraps the failing ones into die_* calls with the same messages. */
+ * which wraps the failing ones into calls that print the same messages and exit. */
 #include "util.h"
 
 #include <errno.h>
@@ -19,8 +19,7 @@
 static void (*g_fatal)(int kind, const char *msg);
 void util_set_fatal_handler(void (*handler)(int kind, const char *msg)) { g_fatal = handler; }
 
-/* Out of memory: the program's handler exits; a library user without one gets abort(). */
-static void out_of_memory(const char *msg) {
+void util_out_of_memory(const char *msg) {
     if (g_fatal) g_fatal(UTIL_ERR_DATA, msg);
     fprintf(stderr, "attncoda: %s\n", msg);
     abort();
@@ -366,13 +365,13 @@ void *xmalloc(size_t n) {
     if (!p) {
         char msg[64];
         snprintf(msg, sizeof msg, "out of memory (%zu bytes)", n);
-        out_of_memory(msg);
+        util_out_of_memory(msg);
     }
     return p;
 }
 void *xcalloc(size_t n, size_t size) {
     void *p = calloc(n ? n : 1, size ? size : 1);
-    if (!p) out_of_memory("out of memory");
+    if (!p) util_out_of_memory("out of memory");
     return p;
 }
 void *xrealloc(void *q, size_t n) {
@@ -380,7 +379,7 @@ void *xrealloc(void *q, size_t n) {
     if (!p) {
         char msg[64];
         snprintf(msg, sizeof msg, "out of memory (%zu bytes)", n);
-        out_of_memory(msg);
+        util_out_of_memory(msg);
     }
     return p;
 }

@@ -21,6 +21,9 @@ enum { UTIL_ERR_DATA = -1, UTIL_ERR_USAGE = -2 };
  * installs a handler that prints the message and exits; without one a failed allocation aborts
  * and a planned output read as an input is only noted (cli_out_begin_err refuses it later). */
 void util_set_fatal_handler(void (*handler)(int kind, const char *msg));
+/* An allocation failed: msg ("out of memory (N bytes)", or prefixed by what failed) goes to the
+ * handler; without one, to stderr, and the process aborts. */
+_Noreturn void util_out_of_memory(const char *msg);
 
 /* Prefix a loader's error message with the file it concerns: "path: message" in place. */
 void cli_err_prefix(char *err, size_t errlen, const char *path);
