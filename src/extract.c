@@ -21,6 +21,7 @@
 #include "cli/cli.h"
 #include "io/h5io.h"
 #include "io/image.h"
+#include "model/inputs.h"
 #include "model/mlm.h"
 #include "model/model.h"
 #include "model/posenc.h"
@@ -274,37 +275,13 @@ static void parse_args(int argc, char **argv, opts *o) {
 
 /* ---- inputs ------------------------------------------------------------------------------ */
 
-typedef struct {
-    int S, T;
-    int32_t *ids;      /* S*T */
-    uint8_t *valid;    /* S*T */
-    int padded;        /* some position is padding */
-    char sha[65];      /* of the text or ids input, as read (stdin included) */
-    char *upstream;    /* provenance JSON of an --ids file written by sample/tokenize */
-} batch;
+typedef seq_batch batch;   /* model/inputs.h */
 
 /* "0,2,5-7" → flags[0..n); dies on anything outside [0, n). */
 static int parse_list(const char *opt, const char *s, int n, int *idx) {
-    int *flag = xcalloc((size_t)n, sizeof *flag), k = 0;
-    const char *p = s;
-    while (*p) {
-        char *end;
-        long a = strtol(p, &end, 10), b = a;
-        if (end == p) die_usage("--%s: '%s' is not a list like 0,2,5-7", opt, s);
-        if (*end == '-') {
-            p = end + 1;
-            b = strtol(p, &end, 10);
-            if (end == p) die_usage("--%s: '%s' is not a list like 0,2,5-7", opt, s);
-        }
-        if (a < 0 || b >= n || a > b) die_usage("--%s: '%s' selects outside 0..%d", opt, s, n - 1);
-        for (long i = a; i <= b; i++) flag[i] = 1;
-        if (*end && *end != ',') die_usage("--%s: '%s' is not a list like 0,2,5-7", opt, s);
-        p = *end ? end + 1 : end;
-    }
-    for (int i = 0; i < n; i++)
-        if (flag[i]) idx[k++] = i;
-    free(flag);
-    if (!k) die_usage("--%s: empty selection", opt);
+    char err[1024];
+    int k = inputs_parse_list(opt, s, n, idx, err, sizeof err);
+    if (k < 0) die_usage("%s", err);
     return k;
 }
 
@@ -316,64 +293,9 @@ static void check_ids(const char *file, const int32_t *ids, size_t n, int vocab)
 
 /* --ids: one sequence per line; BERT pads to the longest line, causal models need equal lines. */
 static void read_ids(const opts *o, const model *m, batch *b) {
-    size_t len;
-    /* static: an error exit mid-parse leaves these reachable (LeakSanitizer in make sanitize) */
-    static char *buf;
-    static int *lens;
-    static int32_t *all;
-    lens = NULL, all = NULL;   /* not what an earlier call died holding (one process, many calls) */
-    buf = cli_slurp_text(o->ids, &len);
-    cli_sha256_hex(buf, len, b->sha);
-    int cap = 0, nseq = 0;
-    size_t nall = 0, allcap = 0;
-    char *save = NULL;
-    int lineno = 0;
-    for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        lineno++;
-        char *p = line;
-        while (isspace((unsigned char)*p)) p++;
-        if (!strncmp(p, "# {", 3) && !b->upstream) b->upstream = xstrdup(p + 2);
-        if (!*p || *p == '#') continue;
-        if (nseq == cap) lens = xrealloc(lens, sizeof *lens * (size_t)(cap = cap ? 2 * cap : 64));
-        lens[nseq] = 0;
-        while (*p) {
-            char *end;
-            errno = 0;
-            long v = strtol(p, &end, 10);
-            if (end == p || errno || v < INT32_MIN || v > INT32_MAX || (*end && !isspace((unsigned char)*end)))
-                die_data(o->ids, "line %d: '%.20s' is not a token id", lineno, p);
-            if (v < 0 || v >= m->cfg.vocab)
-                die_data(o->ids, "line %d: token id %ld out of range [0, %d)", lineno, v, m->cfg.vocab);
-            if (nall == allcap) all = xrealloc(all, sizeof *all * (allcap = allcap ? 2 * allcap : 1024));
-            all[nall++] = (int32_t)v;
-            lens[nseq]++;
-            p = end;
-            while (isspace((unsigned char)*p)) p++;
-        }
-        nseq++;
-    }
-    if (!nseq) die_data(o->ids, "no token ids");
-    int T = 0;
-    for (int s = 0; s < nseq; s++) T = lens[s] > T ? lens[s] : T;
-    if (T < 2) die_data(o->ids, "sequences need at least 2 tokens");
-    b->S = nseq, b->T = T;
-    b->ids = xcalloc((size_t)nseq * T, sizeof *b->ids);
-    b->valid = xcalloc((size_t)nseq * T, 1);
-    int pad = m->cfg.pad_id >= 0 ? m->cfg.pad_id : 0;
-    for (int s = 0, at = 0; s < nseq; at += lens[s], s++) {
-        if (lens[s] != T && m->cfg.causal)
-            die_data(o->ids, "sequence %d has %d ids, the longest has %d (causal models need equal lengths)",
-                     s + 1, lens[s], T);
-        for (int t = 0; t < T; t++) {
-            b->ids[(size_t)s * T + t] = t < lens[s] ? all[at + t] : pad;
-            b->valid[(size_t)s * T + t] = t < lens[s];
-        }
-        b->padded |= lens[s] != T;
-    }
-    free(all);
-    free(lens);
-    free(buf);
-    all = NULL, lens = NULL, buf = NULL;
+    char err[1024];
+    if (inputs_read_ids(o->ids, m->cfg.vocab, m->cfg.pad_id, m->cfg.causal, b, err, sizeof err))
+        die_data(o->ids, "%s", err);
 }
 
 /* The tokenizer path: explicit, else the model directory / .gguf / tok*.bin beside a .bin. */
@@ -483,30 +405,9 @@ static void read_text(const opts *o, const model *m, const char *tokpath, batch 
 
 /* --mask: "layer head" per line → head_keep (1 = kept). */
 static uint8_t *read_mask(const char *path, const model_config *c) {
-    size_t len;
-    static char *buf;   /* static: reachable on error exits */
-    buf = cli_slurp_text(path, &len);
-    /* a file with only comments prunes nothing; a zero-byte one is more likely a failed write */
-    if (!len) die_data(path, "empty mask file (a mask that prunes nothing still has a comment line)");
-    static uint8_t *keep;
-    keep = xmalloc((size_t)c->n_layer * c->n_head);
-    memset(keep, 1, (size_t)c->n_layer * c->n_head);
-    char *save = NULL;
-    int lineno = 0;
-    for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        lineno++;
-        char *p = line;
-        while (isspace((unsigned char)*p)) p++;
-        if (!*p || *p == '#') continue;
-        int l, h, used = 0;
-        if (sscanf(p, "%d %d %n", &l, &h, &used) != 2 || p[used])
-            die_data(path, "line %d: expected 'layer head'", lineno);
-        if (l < 0 || l >= c->n_layer || h < 0 || h >= c->n_head)
-            die_data(path, "line %d: head %d %d outside %d layers x %d heads", lineno, l, h, c->n_layer, c->n_head);
-        keep[(size_t)l * c->n_head + h] = 0;
-    }
-    free(buf);
-    buf = NULL;
+    char err[1024];
+    uint8_t *keep = inputs_read_mask(path, c->n_layer, c->n_head, err, sizeof err);
+    if (!keep) die_data(path, "%s", err);
     return keep;
 }
 
@@ -794,35 +695,10 @@ static void keep_shard(run *r) {
 /* --query-list: positions in [0, T), whitespace separated, '#' to the end of a line comments;
  * any order, each once; the same positions for every sequence. */
 static int32_t *read_query_list(const char *path, int T, int *Q) {
-    size_t len;
-    static char *buf;   /* static: reachable on error exits */
-    static int32_t *pos;
-    buf = cli_slurp_text(path, &len);
-    pos = xcalloc((size_t)T, sizeof *pos);   /* flags first, then the positions in order */
-    int lineno = 1, n = 0;
-    for (char *p = buf; *p;) {
-        if (*p == '\n') lineno++;
-        if (isspace((unsigned char)*p)) { p++; continue; }
-        if (*p == '#') { while (*p && *p != '\n') p++; continue; }
-        char *end;
-        errno = 0;
-        long v = strtol(p, &end, 10);
-        if (end == p || errno || (*end && !isspace((unsigned char)*end) && *end != '#'))
-            die_data(path, "line %d: '%.20s' is not a query position", lineno, p);
-        if (v < 0 || v >= T) die_data(path, "line %d: query position %ld outside [0, %d)", lineno, v, T);
-        if (pos[v]) die_data(path, "line %d: query position %ld given twice", lineno, v);
-        pos[v] = 1, n++;
-        p = end;
-    }
-    if (!n) die_data(path, "no query positions");
-    for (int t = 0, k = 0; t < T; t++)
-        if (pos[t]) pos[k++] = t;
-    free(buf);
-    buf = NULL;
-    *Q = n;
-    int32_t *out = pos;
-    pos = NULL;
-    return out;
+    char err[1024];
+    int32_t *pos = inputs_read_query_list(path, T, Q, err, sizeof err);
+    if (!pos) die_data(path, "%s", err);
+    return pos;
 }
 
 /* The kept query rows of every sequence, chosen before any output exists. */

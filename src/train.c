@@ -219,6 +219,14 @@ static void check_no_triggers(const corpus *c, const char *path, const tr_synth 
                      c->text[i], TR_SYNTH_TRIGGER0 + sy->triggers - 1);
 }
 
+/* The tokenizer.json text, or exit 2 with the internal error. */
+static char *tokenizer_json(int family, const bpe_vocab *v) {
+    char err[1024];
+    char *js = tr_tokenizer_json(family, v, err, sizeof err);
+    if (!js) die_usage("%s", err);
+    return js;
+}
+
 /* Learn the merges on the training text, write the tokenizer.json text and read it back;
  * *secs: the time the learning took. */
 static tok *learn_vocabulary(const tr_recipe *r, const corpus *tr, const char *path, bpe_vocab *v, char **tok_json,
@@ -228,7 +236,7 @@ static tok *learn_vocabulary(const tr_recipe *r, const corpus *tr, const char *p
     int rc = bpe_learn((const char *)tr->text, tr->len, (int)r->bpe_merges, v, err, sizeof err);
     if (rc == -1) die_data(path, "bpe_merges needs UTF-8 text (the GPT-2 pre-tokenizer works on characters)");
     if (rc) die_usage("%s", err);
-    *tok_json = tr_tokenizer_json(r->m.family, v);
+    *tok_json = tokenizer_json(r->m.family, v);
     tok *tk = tok_load_json_text(*tok_json, strlen(*tok_json), "tokenizer.json", err, sizeof err);
     if (!tk) die_usage("internal error: the learned tokenizer.json does not load: %s", err);
     if (tok_vocab_size(tk) != v->n_ids)
@@ -461,12 +469,70 @@ static void check_memory(const tr_recipe *r, const char *path) {
                  r->m.n_layer, r->m.d_model, r->m.d_ff, have / 1e9);
 }
 
+/* Every recipe value as provenance options. */
+static void recipe_prov(const tr_recipe *r, prov *p) {
+    const tm_config *m = &r->m;
+    prov_opt_str(p, "name", r->name);
+    prov_opt_str(p, "family", r->family);
+    prov_opt_int(p, "layers", m->n_layer);
+    prov_opt_int(p, "d_model", m->d_model);
+    prov_opt_int(p, "heads", m->n_head);
+    prov_opt_int(p, "kv_heads", m->n_kv_head);
+    prov_opt_int(p, "head_dim", m->head_dim);
+    prov_opt_int(p, "d_ff", m->d_ff);
+    prov_opt_int(p, "context", m->ctx);
+    prov_opt_int(p, "vocab", m->vocab);
+    prov_opt_dbl(p, "norm_eps", m->norm_eps);
+    int rope = m->pos == POS_ROPE || m->pos == POS_ROPE_NTK;
+    if (rope) prov_opt_dbl(p, "rope_theta", r->rope_base);
+    prov_opt_dbl(p, "lr", r->lr);
+    prov_opt_dbl(p, "min_lr_ratio", r->min_lr_ratio);
+    prov_opt_dbl(p, "warmup", r->warmup);
+    prov_opt_dbl(p, "weight_decay", r->weight_decay);
+    prov_opt_dbl(p, "beta1", r->beta1);
+    prov_opt_dbl(p, "beta2", r->beta2);
+    prov_opt_dbl(p, "adam_eps", r->adam_eps);
+    prov_opt_dbl(p, "grad_clip", r->grad_clip);
+    prov_opt_int(p, "batch", r->batch);
+    prov_opt_int(p, "seed", r->seed);
+    prov_opt_int(p, "eval_windows", r->eval_windows);
+    /* Recorded only where they differ from the defaults, so that older recipes keep their bytes. */
+    if (r->eval_context != m->ctx) prov_opt_int(p, "eval_context", r->eval_context);
+    if (r->short_context) {
+        prov_opt_int(p, "short_context", r->short_context);
+        prov_opt_dbl(p, "short_context_share", r->short_context_share);
+    }
+    if (m->pos != (m->family == TM_LLAMA ? POS_ROPE : POS_LEARNED)) prov_opt_str(p, "pos", posenc_name(m->pos));
+    if (m->pos == POS_ROPE_NTK) prov_opt_dbl(p, "rope_ntk_factor", r->rope_ntk_factor);
+    if (r->synthetic_share > 0) {
+        prov_opt_dbl(p, "synthetic_share", r->synthetic_share);
+        prov_opt_str(p, "synthetic_task", tr_synth_task_name(r->synth.task));
+        prov_opt_dbl(p, "synthetic_rate", r->synth.rate);
+        prov_opt_int(p, "synthetic_triggers", r->synth.triggers);
+        if (r->synth.task == TR_SYNTH_MIXED) prov_opt_int(p, "synthetic_rules", r->synth.rules);
+        /* recorded only when not the default, so that older recipes keep their provenance */
+        if (r->synth.carrier != TR_CARRIER_TEXT)
+            prov_opt_str(p, "synthetic_carrier", tr_synth_carrier_name(r->synth.carrier));
+    }
+    if (r->bpe_merges > 0) prov_opt_int(p, "bpe_merges", r->bpe_merges);
+}
+
+/* The model directory dir, or exit with tr_save_hf's message. */
+static void save_hf(const char *dir, const tr_recipe *r, const tm_model *m, const char *pj, long step,
+                    const char *tok_json) {
+    char err[1024];
+    int rc = tr_save_hf(dir, r, m, pj, step, tok_json, err, sizeof err);
+    if (rc == UTIL_ERR_USAGE) die_usage("%s", err);
+    if (rc) die_data(NULL, "%s", err);
+}
+
 int main(int argc, char **argv) {
     cli_init("train");
     opts o;
     parse_args(argc, argv, &o);
     tr_recipe r;
-    tr_recipe_load(&r, o.config);
+    char err[1024];
+    if (tr_recipe_load(&r, o.config, err, sizeof err)) die_data(o.config, "%s", err);
     if (o.seed >= 0) r.seed = o.seed;
     long steps = o.steps >= 0 ? o.steps : !strcmp(o.profile, "full") ? r.steps_full : r.steps_quick;
     if (o.threads) omp_set_num_threads((int)o.threads);
@@ -497,10 +563,10 @@ int main(int argc, char **argv) {
                 r.name, tr.n_ids, (double)tr.len / (double)tr.n_ids, val.n_ids, (double)val.len / (double)val.n_ids);
     } else {
         if (r.synthetic_share > 0) check_no_triggers(&tr, o.train, &r.synth);
-        tok_json = tr_tokenizer_json(r.m.family, NULL);
+        tok_json = tokenizer_json(r.m.family, NULL);
     }
     if (r.synthetic_share > 0 && r.synth.carrier == TR_CARRIER_BIGRAM) tr.chain = build_chain(&tr, r.m.vocab);
-    tr_recipe_prov(&r, p);
+    recipe_prov(&r, p);
     if (r.bpe_merges > 0) prov_opt_int(p, "bpe_merges_learned", bpe.n_merges);
     prov_opt_str(p, "profile", o.profile);
     prov_opt_int(p, "steps", steps);
@@ -533,7 +599,7 @@ int main(int argc, char **argv) {
     progress_begin(&pg, label, "steps", (double)steps);
     double window_loss = 0, last_loss = NAN, t0 = cli_now(), t_train = 0, c0 = (double)clock() / CLOCKS_PER_SEC;
     long nwin = 0;
-    tr_mkdirs(o.out);
+    if (tr_mkdirs(o.out, err, sizeof err)) die_data(o.out, "%s", err);
     for (long step = 0;; step++) {
         if (is_checkpoint(step, steps)) {
             evaluate(&m, ae, B, Te, &val, r.eval_windows, (unsigned long)r.seed, &ev);
@@ -544,7 +610,7 @@ int main(int argc, char **argv) {
             if (o.checkpoints) {
                 char dir[4096];
                 snprintf(dir, sizeof dir, "%s/checkpoints/step-%06ld", o.out, step);
-                tr_save_hf(dir, &r, &m, pj, step, tok_json);
+                save_hf(dir, &r, &m, pj, step, tok_json);
             }
         }
         if (step == steps) break;
@@ -574,7 +640,7 @@ int main(int argc, char **argv) {
     }
     progress_end(&pg);
     double secs = cli_now() - t0;
-    tr_save_hf(o.out, &r, &m, pj, steps, tok_json);
+    save_hf(o.out, &r, &m, pj, steps, tok_json);
     write_tsv(o.out, "train-log.tsv", pj, &log);
     long eval_tokens = r.eval_windows * Te;
     report(o.out, pj, &r.m, &ev, last_loss, steps, steps * B * T, synth_windows, m.n_params, eval_tokens,

@@ -4,14 +4,10 @@
 #include <getopt.h>
 #include <jansson.h>
 #include <limits.h>
-#include <math.h>
-#include <nettle/sha2.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -19,6 +15,7 @@ static const char *g_prog = "attncoda";
 
 static void install_signal_handlers(void);
 static void at_exit_cleanup(void);
+static void on_library_fatal(int kind, const char *msg);
 
 void cli_init(const char *prog) {
     opterr = 0;   /* getopt's own message would make usage errors two lines; cli_bad_option reports */
@@ -26,6 +23,7 @@ void cli_init(const char *prog) {
     g_prog = slash ? slash + 1 : prog;
     install_signal_handlers();
     atexit(at_exit_cleanup);
+    util_set_fatal_handler(on_library_fatal);
 }
 const char *cli_prog(void) { return g_prog; }
 
@@ -72,10 +70,14 @@ void die_data(const char *file, const char *fmt, ...) {
     die_exit(EXIT_DATA);
 }
 
-void cli_err_prefix(char *err, size_t errlen, const char *path) {
-    char tmp[1024];
-    snprintf(tmp, sizeof tmp, "%s", err);
-    snprintf(err, errlen, "%s: %s", path, tmp);
+/* The library's two fatal conditions (core/util.h) end as they did when the library exited itself:
+ * a planned output read as an input is a usage error; out of memory prints, removes the outputs
+ * and exits 1 without the exit hook. */
+static void on_library_fatal(int kind, const char *msg) {
+    if (kind == UTIL_ERR_USAGE) die_usage("%s", msg);
+    fprintf(stderr, "%s: %s\n", g_prog, msg);
+    cli_out_abort_all();
+    exit(EXIT_DATA);
 }
 
 /* ---- option errors ---- */
@@ -191,12 +193,9 @@ long cli_parse_long(const char *opt, const char *s, long lo, long hi) {
 }
 
 double cli_parse_double(const char *opt, const char *s, double lo, double hi) {
-    opt = bare(opt);
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !isfinite(v) || v < lo || v > hi)
-        die_usage("--%s: '%s' is not a number in [%g, %g]", opt, s, lo, hi);
+    char err[1024];
+    double v;
+    if (cli_parse_double_err(opt, s, lo, hi, &v, err, sizeof err)) die_usage("%s", err);
     return v;
 }
 
@@ -210,162 +209,30 @@ uint64_t cli_parse_u64(const char *opt, const char *s) {
     return (uint64_t)v;
 }
 
-int cli_num_to_ll(double x, long long lo, long long hi, long long *out, char *why, size_t whylen) {
-    if (isnan(x)) {
-        snprintf(why, whylen, "NaN is not an integer");
-        return -1;
-    }
-    if (x != floor(x)) {   /* ±Inf passes here and is out of range below */
-        snprintf(why, whylen, "%.17g is not an integer", x);
-        return -1;
-    }
-    /* 2^63 is exact as a double; LLONG_MAX is not, so compare before converting */
-    if (x < -9223372036854775808.0 || x >= 9223372036854775808.0 || (long long)x < lo || (long long)x > hi) {
-        snprintf(why, whylen, "%.17g is out of range [%lld, %lld]", x, lo, hi);
-        return -1;
-    }
-    *out = (long long)x;
-    return 0;
-}
-
-int cli_is_stdio(const char *path) { return path && strcmp(path, "-") == 0; }
-const char *cli_display_name(const char *path) { return cli_is_stdio(path) ? "(stdin)" : path; }
-
 unsigned char *cli_slurp(const char *path, size_t *len) {
-    FILE *f = cli_is_stdio(path) ? stdin : fopen(path, "rb");
-    if (!f) die_data(path, "cannot open: %s", strerror(errno));
-    cli_input_note(path);
-    size_t cap = 1 << 16, n = 0;
-    unsigned char *buf = xmalloc(cap);
-    for (;;) {
-        if (n == cap) buf = xrealloc(buf, cap *= 2);
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (got == 0) break;
-    }
-    if (ferror(f)) die_data(path, "read error: %s", strerror(errno));
-    if (f != stdin) fclose(f);
-    if (n == cap) buf = xrealloc(buf, cap + 1);
-    buf[n] = 0;
-    *len = n;
+    char err[1024];
+    unsigned char *buf = cli_slurp_err(path, len, err, sizeof err);
+    if (!buf) die_data(path, "%s", err);
     return buf;
 }
 
 char *cli_slurp_text(const char *path, size_t *len) {
-    unsigned char *buf = cli_slurp(path, len);
-    const unsigned char *nul = memchr(buf, 0, *len);
-    if (!nul) return (char *)buf;
-    long line = 1;
-    for (const unsigned char *p = buf; p < nul; p++) line += *p == '\n';
-    free(buf);
-    die_data(path, "line %ld: NUL byte (a binary file, not text?)", line);
+    char err[1024];
+    char *buf = cli_slurp_text_err(path, len, err, sizeof err);
+    if (!buf) die_data(path, "%s", err);
+    return buf;
 }
 
-/* ---- inputs: refuse an output that is the same file ---- */
-
-/* Static storage, no malloc: a reader notes its input while a fuzz harness (tests/fuzz) tracks
- * and then frees what a rejected input allocated. Names go into one pool (the messages need them);
- * past the limits a file is not noted, which only weakens the check. */
-typedef struct { dev_t dev; ino_t ino; const char *name; } file_id;
-enum { MAX_INPUTS = 4096, MAX_PLANNED = 512, NAME_POOL = 1 << 17 };
-static file_id g_inputs[MAX_INPUTS], g_planned[MAX_PLANNED];
-static int g_ninputs, g_nplanned;
-static char g_name_pool[NAME_POOL];
-static size_t g_name_used;
-
-static _Noreturn void refuse(const char *out, const char *in) {
-    if (cli_is_stdio(out))
-        die_usage("stdout is the input '%s' (the same file); refusing to overwrite it", in);
-    die_usage("output '%s' is the input '%s' (the same file); refusing to overwrite it", out, in);
-}
-
-/* The file path names (stdout for "-" on the output side, stdin on the input side), if regular. */
-static int regular_file_id(const char *path, int fd_for_dash, struct stat *st) {
-    int got = cli_is_stdio(path) ? fstat(fd_for_dash, st) : stat(path, st);
-    return got == 0 && S_ISREG(st->st_mode);
-}
-
-static int same_file(const file_id *f, const struct stat *st) { return f->dev == st->st_dev && f->ino == st->st_ino; }
-
-static void add_id(file_id *list, int *n, int max, const struct stat *st, const char *name) {
-    size_t len = strlen(name) + 1;
-    if (*n == max) return;
-    const char *kept = "(an input)";
-    if (len <= NAME_POOL - g_name_used) {
-        kept = memcpy(g_name_pool + g_name_used, name, len);
-        g_name_used += len;
-    }
-    list[(*n)++] = (file_id){st->st_dev, st->st_ino, kept};
-}
-
-void cli_input_note(const char *path) {
-    struct stat st;
-    if (!path || !regular_file_id(path, STDIN_FILENO, &st)) return;
-    for (int i = 0; i < g_nplanned; i++)
-        if (same_file(&g_planned[i], &st)) refuse(g_planned[i].name, cli_display_name(path));
-    for (int i = 0; i < g_ninputs; i++)
-        if (same_file(&g_inputs[i], &st)) return;
-    add_id(g_inputs, &g_ninputs, MAX_INPUTS, &st, cli_display_name(path));
-}
-
-/* Dies (exit 2) when the output path, or stdout for "-", is a file already read as an input. */
-static void refuse_output_on_input(const char *path) {
-    struct stat st;
-    if (!regular_file_id(path, STDOUT_FILENO, &st)) return;
-    for (int i = 0; i < g_ninputs; i++)
-        if (same_file(&g_inputs[i], &st)) refuse(path, g_inputs[i].name);
-}
+/* ---- outputs and temporary files (the registries are in core/util.c) ---- */
 
 void cli_out_plan(const char *path) {
-    struct stat st;
-    if (!path || !regular_file_id(path, STDOUT_FILENO, &st)) return;
-    refuse_output_on_input(path);
-    add_id(g_planned, &g_nplanned, MAX_PLANNED, &st, path);
+    char err[1024];
+    if (cli_out_plan_err(path, err, sizeof err)) die_usage("%s", err);
 }
 
-/* ---- temporary files and uncommitted outputs: removed on every exit path ---- */
-
-/* Fixed storage, so that the signal handler only reads plain arrays and calls unlink. */
-#define MAX_TEMPS 64
-static char g_temp_path[MAX_TEMPS][PATH_MAX];
-static volatile sig_atomic_t g_temp_used[MAX_TEMPS];
-
-static int temp_slot_add(const char *path) {
-    if (strlen(path) >= PATH_MAX) die_usage("path too long: %.64s...", path);
-    for (int i = 0; i < MAX_TEMPS; i++)
-        if (!g_temp_used[i]) {
-            strcpy(g_temp_path[i], path);
-            atomic_signal_fence(memory_order_seq_cst);   /* the path is whole before a handler sees it */
-            g_temp_used[i] = 1;
-            return i;
-        }
-    die_usage("too many output and temporary files");
-}
-
-static int temp_slot_find(const char *path) {
-    for (int i = 0; i < MAX_TEMPS; i++)
-        if (g_temp_used[i] && !strcmp(g_temp_path[i], path)) return i;
-    return -1;
-}
-
-void cli_temp_add(const char *path) { temp_slot_add(path); }
-
-void cli_temp_remove(const char *path) {
-    int i = temp_slot_find(path);
-    struct stat st;
-    if (stat(path, &st) == 0)   /* a temporary read back is no input: its inode may be reused */
-        for (int k = 0; k < g_ninputs; k++)
-            if (same_file(&g_inputs[k], &st)) g_inputs[k].ino = 0, g_inputs[k].dev = 0;
-    unlink(path);
-    if (i >= 0) g_temp_used[i] = 0;
-}
-
-static void remove_all_temps(void) {
-    for (int i = 0; i < MAX_TEMPS; i++)
-        if (g_temp_used[i]) {
-            unlink(g_temp_path[i]);
-            g_temp_used[i] = 0;
-        }
+void cli_temp_add(const char *path) {
+    char err[1024];
+    if (cli_temp_add_err(path, err, sizeof err)) die_usage("%s", err);
 }
 
 /* At exit: a table printed to a full disk or closed stdout is an error (exit 1, naming stdout),
@@ -373,18 +240,17 @@ static void remove_all_temps(void) {
 static void at_exit_cleanup(void) {
     if (!g_dying && fflush(stdout) != 0) {
         fprintf(stderr, "%s: (stdout): write error: %s\n", g_prog, strerror(errno));
-        remove_all_temps();
+        util_temps_unlink_all();
         _exit(EXIT_DATA);
     }
-    remove_all_temps();
+    util_temps_unlink_all();
 }
 
 static const int FATAL_SIGNALS[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT};
 
 /* Async-signal-safe: unlink only, then die of the same signal with its default action. */
 static void on_fatal_signal(int sig) {
-    for (int i = 0; i < MAX_TEMPS; i++)
-        if (g_temp_used[i]) unlink(g_temp_path[i]);
+    util_temps_unlink_all();
     signal(sig, SIG_DFL);
     raise(sig);
 }
@@ -403,94 +269,31 @@ static void install_signal_handlers(void) {
     }
 }
 
-/* Registered outputs: final path and the temporary-file slot that holds it until commit. */
-#define MAX_OUTS 64
-static struct { char *final; int slot; } g_outs[MAX_OUTS];
+/* Usage errors are the whole message; data errors name the file. */
+static _Noreturn void die_util(int rc, const char *file, const char *err) {
+    if (rc == UTIL_ERR_USAGE) die_usage("%s", err);
+    die_data(file, "%s", err);
+}
 
 const char *cli_out_begin(const char *path) {
-    refuse_output_on_input(path);
-    if (cli_is_stdio(path)) return NULL;
-    /* the rename that commits an output would replace a device node (/dev/null, as root) or a
-     * FIFO by a regular file: refused, with the way that works ('-' and a redirection) */
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) die_usage("output '%s' is a directory", path);
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
-        die_usage("output '%s' is a device or pipe, not a file: give '-' and redirect stdout to it", path);
-    int k = 0;
-    while (k < MAX_OUTS && g_outs[k].final) k++;
-    if (k == MAX_OUTS) die_usage("too many output files");
-    size_t n = strlen(path) + 32;
-    char *tmp = xmalloc(n);
-    snprintf(tmp, n, "%s.tmp%ld", path, (long)getpid());
-    g_outs[k].slot = temp_slot_add(tmp);
-    g_outs[k].final = xstrdup(path);
-    free(tmp);
-    return g_temp_path[g_outs[k].slot];
+    char err[1024];
+    const char *tmp;
+    int rc = cli_out_begin_err(path, &tmp, err, sizeof err);
+    if (rc) die_util(rc, path, err);
+    return tmp;
 }
 
 void cli_out_commit(const char *path) {
-    for (int i = 0; i < MAX_OUTS; i++) {
-        if (g_outs[i].final && strcmp(g_outs[i].final, path) == 0) {
-            /* again here: an input may have been read after the output was begun */
-            refuse_output_on_input(path);
-            int slot = g_outs[i].slot;
-            if (rename(g_temp_path[slot], g_outs[i].final) != 0)
-                die_data(path, "cannot rename temporary output into place: %s", strerror(errno));
-            g_temp_used[slot] = 0;
-            free(g_outs[i].final);
-            g_outs[i].final = NULL;
-            return;
-        }
-    }
-}
-
-void cli_out_abort_all(void) {
-    remove_all_temps();
-    for (int i = 0; i < MAX_OUTS; i++) {
-        free(g_outs[i].final);
-        g_outs[i].final = NULL;
-    }
+    char err[1024];
+    int rc = cli_out_commit_err(path, err, sizeof err);
+    if (rc) die_util(rc, path, err);
 }
 
 void cli_write_bytes(const char *path, const void *buf, size_t len) {
-    if (cli_is_stdio(path)) {
-        if (fwrite(buf, 1, len, stdout) != len || fflush(stdout) != 0)
-            die_data("(stdout)", "write error: %s", strerror(errno));
-        return;
-    }
-    const char *tmp = cli_out_begin(path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) die_data(path, "cannot create: %s", strerror(errno));
-    if (fwrite(buf, 1, len, f) != len || fclose(f) != 0)
-        die_data(path, "write error: %s", strerror(errno));
-    cli_out_commit(path);
-}
-
-void cli_sha256_hex(const void *buf, size_t len, char hex[65]) {
-    struct sha256_ctx ctx;
-    uint8_t d[SHA256_DIGEST_SIZE];
-    sha256_init(&ctx);
-    sha256_update(&ctx, len, buf);
-    sha256_digest(&ctx, sizeof d, d);
-    for (int i = 0; i < SHA256_DIGEST_SIZE; i++) sprintf(hex + 2 * i, "%02x", d[i]);
-}
-
-int cli_sha256_file(const char *path, char hex[65]) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return -1;
-    cli_input_note(path);
-    struct sha256_ctx ctx;
-    uint8_t d[SHA256_DIGEST_SIZE];
-    static unsigned char chunk[1 << 16];
-    sha256_init(&ctx);
-    size_t got;
-    while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) sha256_update(&ctx, got, chunk);
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) return -1;
-    sha256_digest(&ctx, sizeof d, d);
-    for (int i = 0; i < SHA256_DIGEST_SIZE; i++) sprintf(hex + 2 * i, "%02x", d[i]);
-    return 0;
+    char err[1024];
+    const char *file;
+    int rc = cli_write_bytes_err(path, buf, len, &file, err, sizeof err);
+    if (rc) die_util(rc, file, err);
 }
 
 struct prov { json_t *inputs, *options, *upstream; };
@@ -624,30 +427,3 @@ void sb_printf(strbuf *b, const char *fmt, ...) {
     }
 }
 void sb_free(strbuf *b) { free(b->s); b->s = NULL; b->len = b->cap = 0; }
-
-void *xmalloc(size_t n) {
-    void *p = malloc(n ? n : 1);
-    if (!p) { fprintf(stderr, "%s: out of memory (%zu bytes)\n", g_prog, n); cli_out_abort_all(); exit(EXIT_DATA); }
-    return p;
-}
-void *xcalloc(size_t n, size_t size) {
-    void *p = calloc(n ? n : 1, size ? size : 1);
-    if (!p) { fprintf(stderr, "%s: out of memory\n", g_prog); cli_out_abort_all(); exit(EXIT_DATA); }
-    return p;
-}
-void *xrealloc(void *q, size_t n) {
-    void *p = realloc(q, n ? n : 1);
-    if (!p) { fprintf(stderr, "%s: out of memory (%zu bytes)\n", g_prog, n); cli_out_abort_all(); exit(EXIT_DATA); }
-    return p;
-}
-char *xstrdup(const char *s) { char *d = xmalloc(strlen(s) + 1); strcpy(d, s); return d; }
-
-int cli_fail_msg(char *err, size_t errlen, const char *name, const char *fmt, ...) {
-    char msg[768];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    snprintf(err, errlen, "%s: %s", name, msg);
-    return -1;
-}

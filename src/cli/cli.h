@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "core/util.h"   /* the parts of the edges that never exit, which the library uses too */
+
 #define ATTNCODA_VERSION "0.1.0"
 
 enum { EXIT_DATA = 1, EXIT_USAGE = 2 };
@@ -24,8 +26,6 @@ void cli_print_version(void);             /* "prog (attncoda) 0.1.0" on stdout *
 /* For the fuzz harnesses only (tests/fuzz): die_* call hook(status) instead of exit(), so that a
  * harness can longjmp back and try the next input; the hook must not return. NULL restores exit. */
 void cli_set_exit_hook(void (*hook)(int status));
-/* Prefix a loader's error message with the file it concerns: "path: message" in place. */
-void cli_err_prefix(char *err, size_t errlen, const char *path);
 
 /* Option errors in one style for every program (getopt_long with opterr = 0, set by cli_init):
  * call from the switch's default case. Exit 2 with "unknown option '--min-qeury' (did you mean
@@ -41,49 +41,21 @@ long   cli_parse_long(const char *opt, const char *s, long lo, long hi);
 double cli_parse_double(const char *opt, const char *s, double lo, double hi);
 uint64_t cli_parse_u64(const char *opt, const char *s);
 
-/* The one checked number-to-integer conversion for every integer read from a file (JSON, GGUF,
- * text): 0 and *out = x when x is an integer in [lo, hi]; else -1 with why = "<value> is not an
- * integer" / "is NaN" / "<value> is out of range [lo, hi]", for the caller to prefix with the key.
- * Casting a double outside the target range is undefined behaviour, so no reader casts itself. */
-int cli_num_to_ll(double x, long long lo, long long hi, long long *out, char *why, size_t whylen);
-
-/* Whole input in memory ("-" = stdin). Returns malloc'd bytes followed by a NUL (not counted
- * in *len), so text callers can parse it as a string; dies with exit 1 on failure. */
-unsigned char *cli_slurp(const char *path, size_t *len);
-/* A text input parsed line by line (recipes, id lists, masks, tables): as cli_slurp, but a NUL
- * byte is fatal, naming its line, since string parsing would silently stop there. */
-char *cli_slurp_text(const char *path, size_t *len);
-int cli_is_stdio(const char *path);       /* path is "-" */
-const char *cli_display_name(const char *path); /* "-" shows as "(stdin)" */
-
-/* Never an output that overwrites an input: every file a program reads is noted by device and
- * inode ("-": stdin, when it is a regular file), and cli_out_begin and cli_out_commit refuse
- * (exit 2, naming both) an output that is the same file as an input by any name (hard link,
- * symlink), before it is replaced. Readers call cli_input_note where they open a file; an
- * unreadable path is not noted. Programs plan their output paths (NULL and "-" for stdout are
- * fine) right after parsing the options, so that the refusal comes before anything is written:
- * cli_out_plan refuses a path that is an input already noted, and cli_input_note then refuses
- * (exit 2) an input that is a planned output; without plans it never exits. */
-void cli_input_note(const char *path);
+/* The *_err functions of core/util.h, exiting on failure with their message: data errors exit 1
+ * naming the file, usage errors (an output that is an input, a directory or a device) exit 2. */
+unsigned char *cli_slurp(const char *path, size_t *len);   /* exit 1 */
+char *cli_slurp_text(const char *path, size_t *len);       /* exit 1 */
+/* Programs plan their output paths (NULL and "-" for stdout are fine) right after parsing the
+ * options, so that the refusal comes before anything is written: cli_out_plan refuses (exit 2) a
+ * path that is an input already noted, and cli_input_note then refuses (exit 2) an input that is
+ * a planned output; without plans it never exits. */
 void cli_out_plan(const char *path);
-
-/* Temporary files (stdin spooled to disk, stdout images): removed by every die_*, at exit and on
- * the signals above. cli_temp_remove unlinks the file and forgets it. */
 void cli_temp_add(const char *path);
-void cli_temp_remove(const char *path);
-
-/* Output files. cli_out_begin returns the name to write to: a temporary file beside the final one
- * (or NULL for "-", where the caller writes to stdout). cli_out_commit renames it into place.
- * A die_* before commit removes it, so no partial file is ever left. */
+/* cli_out_begin returns the name to write to (NULL for "-"); a die_* before cli_out_commit
+ * removes it, so no partial file is ever left. */
 const char *cli_out_begin(const char *path);
 void cli_out_commit(const char *path);
-void cli_out_abort_all(void);
-/* Write a buffer to stdout or to path (through the temporary-name protocol). */
 void cli_write_bytes(const char *path, const void *buf, size_t len);
-
-/* SHA-256 of a buffer as 64 hex chars + NUL. */
-void cli_sha256_hex(const void *buf, size_t len, char hex[65]);
-int cli_sha256_file(const char *path, char hex[65]); /* 0 ok, -1 unreadable */
 
 /* Provenance: a JSON object {"program","version","inputs":[{"name","sha256"}],"options":{},
  * "upstream":[...]} serialised into every output. */
@@ -123,12 +95,4 @@ void cli_progress_option(int code);              /* CLI_OPT_PROGRESS or CLI_OPT_
 typedef struct { char *s; size_t len, cap; } strbuf;
 void sb_printf(strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void sb_free(strbuf *b);
-/* For readers that report into a caller's buffer: writes "NAME: message" to err, returns -1. */
-int cli_fail_msg(char *err, size_t errlen, const char *name, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-void *xmalloc(size_t n);
-void *xcalloc(size_t n, size_t size);
-void *xrealloc(void *p, size_t n);
-char *xstrdup(const char *s);
 #endif

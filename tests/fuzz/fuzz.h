@@ -1,7 +1,9 @@
 /* What every harness shares. The readers take paths, so each input is written to a file in a
- * private temporary directory; die_* (bad data) jumps back here through the cli exit hook, so
- * one rejected input does not end the run. A rejection is the expected outcome: only a crash, a
- * sanitizer report or (where the reader returns rather than dies) a leak is a finding. */
+ * private temporary directory. Most readers return their errors; those that still die (the
+ * attention file's and arrayin's: fuzz_attention, fuzz_arrayin) jump back here through the cli
+ * exit hook, so one rejected input does not end the run. A rejection is the expected outcome:
+ * only a crash, a sanitizer report or (where the reader returns rather than dies) a leak is a
+ * finding. */
 #ifndef ATTNCODA_FUZZ_H
 #define ATTNCODA_FUZZ_H
 #include <setjmp.h>
@@ -40,9 +42,10 @@ static const char *fz_tmpdir(void) {
     return fz_dir;
 }
 
-/* What a reader held when it died. The programs exit there, so those blocks are not leaks of
- * theirs, but in one fuzzing process they add up (a 64 KiB slurp buffer per rejected input ran
- * fuzz_recipe out of memory after 350 k inputs). While an input runs, the sanitizer's allocation
+/* What a reader held when it died (no harness uses this since the recipe and --ids/--mask readers
+ * return their errors; kept for a reader that dies and allocates with malloc alone). The programs
+ * exit there, so those blocks are not leaks of theirs, but in one fuzzing process they add up (a
+ * 64 KiB slurp buffer per rejected input ran fuzz_recipe out of memory after 350 k inputs). While an input runs, the sanitizer's allocation
  * hooks keep the live blocks; after a rejection the harness frees them, so rejected inputs leak
  * nothing and the harness can be leak-checked like a reader that returns. Only for readers that
  * allocate with malloc alone: a library's internal state (HDF5's) must not be freed behind it. */

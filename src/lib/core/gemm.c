@@ -14,10 +14,11 @@
  * fused. */
 #include "gemm.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
+#include "util.h"
 
 /* MR rows × 2 vectors = 12 accumulators, which with the two B vectors, a broadcast A value and a
  * product fill the 16 vector registers of both AVX2 and the baseline. KC·NR·sizeof(float) = 16 KiB
@@ -32,7 +33,11 @@ typedef double v2d __attribute__((vector_size(16)));
 static void *panel_alloc(size_t bytes) {
     bytes = (bytes + 31) / 32 * 32;
     void *p = aligned_alloc(32, bytes ? bytes : 32);
-    if (!p) die_data("gemm", "out of memory (%zu bytes)", bytes);
+    if (!p) {
+        char msg[64];
+        snprintf(msg, sizeof msg, "gemm: out of memory (%zu bytes)", bytes);
+        util_out_of_memory(msg);
+    }
     return p;
 }
 

@@ -19,7 +19,7 @@
 #include <unistd.h>
 #include <utf8proc.h>
 
-#include "cli/cli.h"
+#include "core/util.h"
 #include "image.h"
 
 
@@ -597,7 +597,9 @@ static int list_file(const char *path, char ***paths, int *n, char *err, size_t 
         push(paths, n, xstrdup(path));
         return 0;
     }
-    unsigned char *buf = cli_slurp(path, &len);
+    char why[512];
+    unsigned char *buf = cli_slurp_err(path, &len, why, sizeof why);
+    if (!buf) return cli_fail_msg(err, errlen, cli_display_name(path), "%s", why);
     if ((len >= 8 && buf[0] == 0x89 && !memcmp(buf + 1, "PNG", 3)) || (len >= 3 && buf[0] == 0xff && buf[1] == 0xd8)) {
         free(buf);
         push(paths, n, xstrdup(path));
@@ -615,7 +617,7 @@ static int list_file(const char *path, char ***paths, int *n, char *err, size_t 
         next = nl ? nl + 1 : (char *)buf + len;
         ln++;
         size_t l = nl ? (size_t)(nl - line) : (size_t)((char *)buf + len - line);
-        line[l] = 0;   /* buf has one spare byte (cli_slurp NUL-terminates) */
+        line[l] = 0;   /* buf has one spare byte (cli_slurp_err NUL-terminates) */
         while (l && isspace((unsigned char)line[l - 1])) line[--l] = 0;
         while (isspace((unsigned char)*line)) line++, l--;
         if (!l || *line == '#') continue;

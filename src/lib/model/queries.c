@@ -4,7 +4,7 @@
 #include <gsl/gsl_rng.h>
 #include <stdlib.h>
 
-#include "cli/cli.h"
+#include "core/util.h"
 #include "mlm.h"
 
 int queries_eligible(const uint8_t *valid, int T, int causal, int32_t *e) {

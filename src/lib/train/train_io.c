@@ -1,10 +1,12 @@
 /* train_io: recipe files and Hugging Face directories for `train` (see train_io.h). */
 #include "train_io.h"
-#include "cli/cli.h"
+#include "core/util.h"
 #include "io/stwrite.h"
 #include <ctype.h>
 #include <errno.h>
 #include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -18,19 +20,39 @@ static char *trim(char *s) {
     return s;
 }
 
-static double num(const char *path, int line, const char *key, const char *v, double lo, double hi) {
+/* Where a recipe is being read, and the caller's buffer for what is wrong there. */
+typedef struct {
+    const char *path;
+    int ln;
+    char *err;
+    size_t errlen;
+} recipe_at;
+
+static int fail(const recipe_at *at, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(const recipe_at *at, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(at->err, at->errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static int num(const recipe_at *at, const char *key, const char *v, double lo, double hi, double *out) {
     char *end;
     errno = 0;
     double x = strtod(v, &end);
     if (errno || end == v || *trim(end) || !(x >= lo && x <= hi))
-        die_data(path, "line %d: %s = %s: want a number in [%g, %g]", line, key, v, lo, hi);
-    return x;
+        return fail(at, "line %d: %s = %s: want a number in [%g, %g]", at->ln, key, v, lo, hi);
+    *out = x;
+    return 0;
 }
 
-static long inum(const char *path, int line, const char *key, const char *v, long lo, long hi) {
-    double x = num(path, line, key, v, (double)lo, (double)hi);
-    if (x != (double)(long)x) die_data(path, "line %d: %s = %s: want an integer", line, key, v);
-    return (long)x;
+static int inum(const recipe_at *at, const char *key, const char *v, long lo, long hi, long *out) {
+    double x;
+    if (num(at, key, v, (double)lo, (double)hi, &x)) return -1;
+    if (x != (double)(long)x) return fail(at, "line %d: %s = %s: want an integer", at->ln, key, v);
+    *out = (long)x;
+    return 0;
 }
 
 /* Defaults for everything but the architecture; the comments in configs/ say why. */
@@ -57,11 +79,13 @@ static void recipe_defaults(tr_recipe *r) {
     r->synth = (tr_synth){TR_SYNTH_BACKCOPY, 0.05, 4, 3, TR_CARRIER_TEXT};
 }
 
-static int set_key(tr_recipe *r, const char *path, int ln, const char *k, const char *v) {
+/* The numeric keys: 1 when k is one of them (-1 when its value is bad), else 0. */
+static int set_number(tr_recipe *r, const recipe_at *at, const char *k, const char *v) {
     tm_config *m = &r->m;
-#define INT(key, dst, lo, hi) if (!strcmp(k, key)) { dst = (int)inum(path, ln, k, v, lo, hi); return 1; }
-#define LNG(key, dst, lo, hi) if (!strcmp(k, key)) { dst = inum(path, ln, k, v, lo, hi); return 1; }
-#define DBL(key, dst, lo, hi) if (!strcmp(k, key)) { dst = num(path, ln, k, v, lo, hi); return 1; }
+    long l;
+#define INT(key, dst, lo, hi) if (!strcmp(k, key)) { if (inum(at, k, v, lo, hi, &l)) return -1; dst = (int)l; return 1; }
+#define LNG(key, dst, lo, hi) if (!strcmp(k, key)) return inum(at, k, v, lo, hi, &dst) ? -1 : 1;
+#define DBL(key, dst, lo, hi) if (!strcmp(k, key)) return num(at, k, v, lo, hi, &dst) ? -1 : 1;
     INT("layers", m->n_layer, 1, 64)
     INT("d_model", m->d_model, 2, 8192)
     INT("heads", m->n_head, 1, 256)
@@ -96,6 +120,15 @@ static int set_key(tr_recipe *r, const char *path, int ln, const char *k, const 
 #undef INT
 #undef LNG
 #undef DBL
+    return 0;
+}
+
+/* 1 when k is a recipe key and v was stored, 0 when k is unknown, -1 when v is bad. */
+static int set_key(tr_recipe *r, const recipe_at *at, const char *k, const char *v) {
+    tm_config *m = &r->m;
+    int ln = at->ln;
+    int isnum = set_number(r, at, k, v);
+    if (isnum) return isnum;
     if (!strcmp(k, "name")) {
         snprintf(r->name, sizeof r->name, "%s", v);
         return 1;
@@ -103,29 +136,29 @@ static int set_key(tr_recipe *r, const char *path, int ln, const char *k, const 
     /* Keys the pipeline reads (pipelines/models.mk, regime.mk); they do not affect training. */
     if (!strcmp(k, "role") || !strcmp(k, "input")) return 1;
     if (!strcmp(k, "kind")) {
-        if (strcmp(v, "trained")) die_data(path, "line %d: kind = %s: train only makes kind = trained", ln, v);
+        if (strcmp(v, "trained")) return fail(at, "line %d: kind = %s: train only makes kind = trained", ln, v);
         return 1;
     }
     if (!strcmp(k, "synthetic_task")) {
         for (int task = TR_SYNTH_BACKCOPY; task <= TR_SYNTH_MIXED; task++)
             if (!strcmp(v, tr_synth_task_name(task))) return r->synth.task = task, 1;
-        die_data(path, "line %d: synthetic_task = %s: want backcopy, recall or mixed", ln, v);
+        return fail(at, "line %d: synthetic_task = %s: want backcopy, recall or mixed", ln, v);
     }
     if (!strcmp(k, "synthetic_carrier")) {
         for (int c = TR_CARRIER_TEXT; c <= TR_CARRIER_BIGRAM; c++)
             if (!strcmp(v, tr_synth_carrier_name(c))) return r->synth.carrier = c, 1;
-        die_data(path, "line %d: synthetic_carrier = %s: want text or bigram", ln, v);
+        return fail(at, "line %d: synthetic_carrier = %s: want text or bigram", ln, v);
     }
     if (!strcmp(k, "pos")) {
         m->pos = posenc_parse(v);
-        if (m->pos < 0) die_data(path, "line %d: pos = %s: want " POSENC_CHOICES, ln, v);
+        if (m->pos < 0) return fail(at, "line %d: pos = %s: want " POSENC_CHOICES, ln, v);
         return 1;
     }
     if (!strcmp(k, "family")) {
         if (!strcmp(v, "gpt2")) m->family = TM_GPT2;
         else if (!strcmp(v, "llama")) m->family = TM_LLAMA;
         else if (!strcmp(v, "bert")) m->family = TM_BERT;
-        else die_data(path, "line %d: family = %s: want gpt2, llama or bert", ln, v);
+        else return fail(at, "line %d: family = %s: want gpt2, llama or bert", ln, v);
         m->vocab = m->family == TM_BERT ? TR_VOCAB_BERT : TR_VOCAB;
         snprintf(r->family, sizeof r->family, "%s", v);
         return 1;
@@ -138,14 +171,15 @@ static int set_key(tr_recipe *r, const char *path, int ln, const char *k, const 
 typedef struct { char key[64]; int line; } key_line;
 enum { MAX_KEYS = 128 };
 
-static void note_key(key_line *seen, int *n, const char *path, int ln, const char *k) {
+static int note_key(key_line *seen, int *n, const recipe_at *at, const char *k) {
     for (int i = 0; i < *n; i++)
         if (!strcmp(seen[i].key, k))
-            die_data(path, "line %d: key %s repeats line %d (each key once)", ln, k, seen[i].line);
+            return fail(at, "line %d: key %s repeats line %d (each key once)", at->ln, k, seen[i].line);
     if (*n < MAX_KEYS && strlen(k) < sizeof seen->key) {
         snprintf(seen[*n].key, sizeof seen->key, "%s", k);
-        seen[(*n)++].line = ln;
+        seen[(*n)++].line = at->ln;
     }
+    return 0;
 }
 
 static int line_of(const key_line *seen, int n, const char *k) {
@@ -155,60 +189,64 @@ static int line_of(const key_line *seen, int n, const char *k) {
 }
 
 /* AdamW divides by 1 − beta^t: beta1 = 1 or beta2 = 1 makes every update 0/0 (an all-NaN model). */
-static void check_betas(const tr_recipe *r, const char *path, const key_line *seen, int n) {
+static int check_betas(const tr_recipe *r, const recipe_at *at, const key_line *seen, int n) {
     if (r->beta1 >= 1)
-        die_data(path, "line %d: beta1 = %g: want a number in [0, 1) (AdamW divides by 1 - beta1^t)",
-                 line_of(seen, n, "beta1"), r->beta1);
+        return fail(at, "line %d: beta1 = %g: want a number in [0, 1) (AdamW divides by 1 - beta1^t)",
+                    line_of(seen, n, "beta1"), r->beta1);
     if (r->beta2 >= 1)
-        die_data(path, "line %d: beta2 = %g: want a number in [0, 1) (AdamW divides by 1 - beta2^t)",
-                 line_of(seen, n, "beta2"), r->beta2);
+        return fail(at, "line %d: beta2 = %g: want a number in [0, 1) (AdamW divides by 1 - beta2^t)",
+                    line_of(seen, n, "beta2"), r->beta2);
+    return 0;
 }
 
-void tr_recipe_load(tr_recipe *r, const char *path) {
-    recipe_defaults(r);
-    size_t len;
-    char *text = cli_slurp_text(path, &len);
-    int ln = 0, nseen = 0;
-    key_line seen[MAX_KEYS];
+/* The key = value lines of text (comments cut), into r. */
+static int parse_lines(tr_recipe *r, char *text, recipe_at *at, key_line *seen, int *nseen) {
     /* strtok_r would skip empty lines and misnumber the lines after them */
     for (char *line = text, *next; line && *line; line = next) {
         next = strchr(line, '\n');
         if (next) *next++ = 0;
-        ln++;
+        at->ln++;
         char *hash = strchr(line, '#');
         if (hash) *hash = 0;
         char *s = trim(line);
         if (!*s) continue;
         char *eq = strchr(s, '=');
-        if (!eq) die_data(path, "line %d: want key = value", ln);
+        if (!eq) return fail(at, "line %d: want key = value", at->ln);
         *eq = 0;
         char *k = trim(s), *v = trim(eq + 1);
-        if (!set_key(r, path, ln, k, v)) die_data(path, "line %d: unknown key %s", ln, k);
-        note_key(seen, &nseen, path, ln, k);
+        int known = set_key(r, at, k, v);
+        if (known < 0) return -1;
+        if (!known) return fail(at, "line %d: unknown key %s", at->ln, k);
+        if (note_key(seen, nseen, at, k)) return -1;
     }
-    free(text);
-    check_betas(r, path, seen, nseen);
+    return 0;
+}
+
+/* What the keys leave to derive (kv_heads, head_dim, eval_context, pos, name) and the checks
+ * across keys. */
+static int complete(tr_recipe *r, const recipe_at *at) {
+    const char *path = at->path;
     tm_config *m = &r->m;
-    if (m->family < 0) die_data(path, "family missing (gpt2, llama or bert)");
+    if (m->family < 0) return fail(at, "family missing (gpt2, llama or bert)");
     if (m->family == TM_BERT && r->synthetic_share > 0)
-        die_data(path, "synthetic_share is for the causal families, not bert");
-    if (m->family == TM_BERT && r->bpe_merges > 0) die_data(path, "bpe_merges is for the causal families, not bert");
-    if (!m->n_layer || !m->d_model || !m->n_head || !m->d_ff) die_data(path, "layers, d_model, heads and d_ff are required");
+        return fail(at, "synthetic_share is for the causal families, not bert");
+    if (m->family == TM_BERT && r->bpe_merges > 0) return fail(at, "bpe_merges is for the causal families, not bert");
+    if (!m->n_layer || !m->d_model || !m->n_head || !m->d_ff) return fail(at, "layers, d_model, heads and d_ff are required");
     if (!m->n_kv_head) m->n_kv_head = m->n_head;
     if (!m->head_dim) {
-        if (m->d_model % m->n_head) die_data(path, "d_model is not a multiple of heads; give head_dim");
+        if (m->d_model % m->n_head) return fail(at, "d_model is not a multiple of heads; give head_dim");
         m->head_dim = m->d_model / m->n_head;
     }
     if (!r->eval_context) r->eval_context = m->ctx;
-    if (r->eval_context > m->ctx) die_data(path, "eval_context = %ld is larger than context = %d", r->eval_context, m->ctx);
+    if (r->eval_context > m->ctx) return fail(at, "eval_context = %ld is larger than context = %d", r->eval_context, m->ctx);
     if (r->short_context && (r->short_context >= m->ctx || m->ctx % r->short_context))
-        die_data(path, "short_context = %ld: want a divisor of context = %d below it", r->short_context, m->ctx);
+        return fail(at, "short_context = %ld: want a divisor of context = %d below it", r->short_context, m->ctx);
     if (m->pos < 0) m->pos = m->family == TM_LLAMA ? POS_ROPE : POS_LEARNED;
-    if (m->pos == POS_ROPE_NTK && r->rope_ntk_factor == 0) die_data(path, "pos = rope-ntk needs rope_ntk_factor");
+    if (m->pos == POS_ROPE_NTK && r->rope_ntk_factor == 0) return fail(at, "pos = rope-ntk needs rope_ntk_factor");
     if (m->pos != POS_ROPE_NTK && r->rope_ntk_factor != 0)
-        die_data(path, "rope_ntk_factor is only used with pos = rope-ntk (pos = %s)", posenc_name(m->pos));
+        return fail(at, "rope_ntk_factor is only used with pos = rope-ntk (pos = %s)", posenc_name(m->pos));
     const char *why = tm_config_problem(m);
-    if (why) die_data(path, "%s", why);
+    if (why) return fail(at, "%s", why);
     r->rope_base = m->rope_theta;
     if (m->pos == POS_ROPE_NTK) m->rope_theta = posenc_ntk_theta(r->rope_base, r->rope_ntk_factor, m->head_dim);
     if (!r->name[0]) {
@@ -217,6 +255,22 @@ void tr_recipe_load(tr_recipe *r, const char *path) {
         char *dot = strrchr(r->name, '.');
         if (dot) *dot = 0;
     }
+    return 0;
+}
+
+int tr_recipe_load(tr_recipe *r, const char *path, char *err, size_t errlen) {
+    recipe_defaults(r);
+    size_t len;
+    char *text = cli_slurp_text_err(path, &len, err, errlen);
+    if (!text) return -1;
+    recipe_at at = {path, 0, err, errlen};
+    int nseen = 0;
+    key_line seen[MAX_KEYS];
+    int rc = parse_lines(r, text, &at, seen, &nseen);
+    free(text);
+    if (rc) return -1;
+    if (check_betas(r, &at, seen, nseen)) return -1;
+    return complete(r, &at);
 }
 
 /* Floats of tm_acts_new(c, B, T) (train_model.c), to within a few per token. */
@@ -244,67 +298,25 @@ double tr_recipe_bytes(const tr_recipe *r, int threads) {
     return floats * sizeof(float);
 }
 
-void tr_recipe_prov(const tr_recipe *r, prov *p) {
-    const tm_config *m = &r->m;
-    prov_opt_str(p, "name", r->name);
-    prov_opt_str(p, "family", r->family);
-    prov_opt_int(p, "layers", m->n_layer);
-    prov_opt_int(p, "d_model", m->d_model);
-    prov_opt_int(p, "heads", m->n_head);
-    prov_opt_int(p, "kv_heads", m->n_kv_head);
-    prov_opt_int(p, "head_dim", m->head_dim);
-    prov_opt_int(p, "d_ff", m->d_ff);
-    prov_opt_int(p, "context", m->ctx);
-    prov_opt_int(p, "vocab", m->vocab);
-    prov_opt_dbl(p, "norm_eps", m->norm_eps);
-    int rope = m->pos == POS_ROPE || m->pos == POS_ROPE_NTK;
-    if (rope) prov_opt_dbl(p, "rope_theta", r->rope_base);
-    prov_opt_dbl(p, "lr", r->lr);
-    prov_opt_dbl(p, "min_lr_ratio", r->min_lr_ratio);
-    prov_opt_dbl(p, "warmup", r->warmup);
-    prov_opt_dbl(p, "weight_decay", r->weight_decay);
-    prov_opt_dbl(p, "beta1", r->beta1);
-    prov_opt_dbl(p, "beta2", r->beta2);
-    prov_opt_dbl(p, "adam_eps", r->adam_eps);
-    prov_opt_dbl(p, "grad_clip", r->grad_clip);
-    prov_opt_int(p, "batch", r->batch);
-    prov_opt_int(p, "seed", r->seed);
-    prov_opt_int(p, "eval_windows", r->eval_windows);
-    /* Recorded only where they differ from the defaults, so that older recipes keep their bytes. */
-    if (r->eval_context != m->ctx) prov_opt_int(p, "eval_context", r->eval_context);
-    if (r->short_context) {
-        prov_opt_int(p, "short_context", r->short_context);
-        prov_opt_dbl(p, "short_context_share", r->short_context_share);
-    }
-    if (m->pos != (m->family == TM_LLAMA ? POS_ROPE : POS_LEARNED)) prov_opt_str(p, "pos", posenc_name(m->pos));
-    if (m->pos == POS_ROPE_NTK) prov_opt_dbl(p, "rope_ntk_factor", r->rope_ntk_factor);
-    if (r->synthetic_share > 0) {
-        prov_opt_dbl(p, "synthetic_share", r->synthetic_share);
-        prov_opt_str(p, "synthetic_task", tr_synth_task_name(r->synth.task));
-        prov_opt_dbl(p, "synthetic_rate", r->synth.rate);
-        prov_opt_int(p, "synthetic_triggers", r->synth.triggers);
-        if (r->synth.task == TR_SYNTH_MIXED) prov_opt_int(p, "synthetic_rules", r->synth.rules);
-        /* recorded only when not the default, so that older recipes keep their provenance */
-        if (r->synth.carrier != TR_CARRIER_TEXT)
-            prov_opt_str(p, "synthetic_carrier", tr_synth_carrier_name(r->synth.carrier));
-    }
-    if (r->bpe_merges > 0) prov_opt_int(p, "bpe_merges", r->bpe_merges);
-}
-
 /* ---------------------------------------------------------------- Hugging Face directories */
 
-void tr_mkdirs(const char *dir) {
+int tr_mkdirs(const char *dir, char *err, size_t errlen) {
     char *p = xstrdup(dir);
     for (char *s = p + 1;; s++) {
         int end = *s == 0;
         if (*s == '/' || end) {
             *s = 0;
-            if (mkdir(p, 0777) != 0 && errno != EEXIST) die_data(dir, "cannot create directory: %s", strerror(errno));
+            if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+                snprintf(err, errlen, "cannot create directory: %s", strerror(errno));
+                free(p);
+                return -1;
+            }
             if (end) break;
             *s = '/';
         }
     }
     free(p);
+    return 0;
 }
 
 /* GPT-2's bytes_to_unicode: printable Latin-1 bytes map to themselves, the other 68 bytes in
@@ -346,8 +358,7 @@ static json_t *bert_template(void) {
                           "SpecialToken", "id", "[SEP]", "type_id", 1,
                           "special_tokens", "[CLS]", "id", "[CLS]", "ids", TR_CLS, "tokens", "[CLS]",
                           "[SEP]", "id", "[SEP]", "ids", TR_SEP, "tokens", "[SEP]");
-    if (!t) die_usage("internal error: bert post-processor template");
-    return t;
+    return t;   /* NULL only if the template above were malformed */
 }
 
 /* A token's bytes in the byte-to-unicode spelling (malloc'd). */
@@ -380,7 +391,7 @@ static json_t *bpe_merges_json(const bpe_vocab *bpe, json_t *vocab) {
     return merges;
 }
 
-char *tr_tokenizer_json(int family, const bpe_vocab *bpe) {
+char *tr_tokenizer_json(int family, const bpe_vocab *bpe, char *err, size_t errlen) {
     json_t *vocab = json_object();
     for (int b = 0; b < 256; b++) {
         char sym[4];
@@ -404,8 +415,19 @@ char *tr_tokenizer_json(int family, const bpe_vocab *bpe) {
                           "ByteLevel", "add_prefix_space", 0, "trim_offsets", 1, "use_regex", 0, "post_processor",
                           "decoder", "type", "ByteLevel", "add_prefix_space", 0, "trim_offsets", 1, "use_regex", 0,
                           "model", model);
-    if (!t) die_usage("internal error: tokenizer.json template");
-    if (family == TM_BERT) json_object_set_new(t, "post_processor", bert_template());
+    if (!t) {
+        snprintf(err, errlen, "internal error: tokenizer.json template");
+        return NULL;
+    }
+    if (family == TM_BERT) {
+        json_t *post = bert_template();
+        if (!post) {
+            json_decref(t);
+            snprintf(err, errlen, "internal error: bert post-processor template");
+            return NULL;
+        }
+        json_object_set_new(t, "post_processor", post);
+    }
     if (bpe) {
         json_object_set_new(model, "merges", bpe_merges_json(bpe, vocab));
         json_object_set_new(json_object_get(t, "pre_tokenizer"), "use_regex", json_true());
@@ -466,7 +488,7 @@ static char *config_json(const tr_recipe *r, const char *prov_json, long step) {
                       "rope_scaling", "max_position_embeddings", m->ctx, "attention_bias", 0, "mlp_bias", 0,
                       "tie_word_embeddings", 0, "bos_token_id", TR_BOS, "eos_token_id", TR_BOS);
     }
-    if (!c) die_usage("internal error: config.json template");
+    if (!c) return NULL;   /* only if a template above were malformed */
     set_position_keys(c, r);
     json_object_set_new(c, "torch_dtype", json_string("float32"));
     json_object_set_new(c, "attncoda_step", json_integer(step));
@@ -483,20 +505,19 @@ static char *join(const char *dir, const char *file) {
     return p;
 }
 
-/* float weights go out as they are; tensor shapes from the layout table. */
-void tr_save_hf(const char *dir, const tr_recipe *r, const tm_model *m, const char *prov_json, long step,
-                const char *tokenizer_json) {
-    tr_mkdirs(dir);
-    char *p = join(dir, "config.json"), *cj = config_json(r, prov_json, step);
-    size_t cl = strlen(cj);
-    cj = xrealloc(cj, cl + 2);
-    strcpy(cj + cl, "\n");
-    cli_write_bytes(p, cj, cl + 1);
-    free(cj);
+/* One text file of dir; on failure err names the file. */
+static int write_text(const char *dir, const char *name, const char *text, size_t len, char *err, size_t errlen) {
+    char *p = join(dir, name);
+    const char *file;
+    int rc = cli_write_bytes_err(p, text, len, &file, err, errlen);
+    if (rc == UTIL_ERR_DATA) cli_err_prefix(err, errlen, file);
     free(p);
-    p = join(dir, "tokenizer.json");
-    cli_write_bytes(p, tokenizer_json, strlen(tokenizer_json));
-    free(p);
+    return rc;
+}
+
+/* The weights; float weights go out as they are, tensor shapes from the layout table. */
+static int write_weights(const char *dir, const tm_model *m, const char *prov_json, long step, char *err,
+                         size_t errlen) {
     st_writer *w = st_write_new();
     for (int i = 0; i < m->nt; i++)
         st_write_add_f32(w, m->t[i].name, m->w + m->t[i].off, m->t[i].ndim, m->t[i].shape);
@@ -511,7 +532,30 @@ void tr_save_hf(const char *dir, const tr_recipe *r, const tm_model *m, const ch
     char stepbuf[32];
     snprintf(stepbuf, sizeof stepbuf, "%ld", step);
     st_write_meta(w, "attncoda_step", stepbuf);
-    p = join(dir, "model.safetensors");
-    st_write_finish(w, p);
+    char *p = join(dir, "model.safetensors");
+    int rc = st_write_finish(w, p, err, errlen);
+    if (rc == UTIL_ERR_DATA) cli_err_prefix(err, errlen, p);
     free(p);
+    return rc;
+}
+
+int tr_save_hf(const char *dir, const tr_recipe *r, const tm_model *m, const char *prov_json, long step,
+               const char *tokenizer_json, char *err, size_t errlen) {
+    if (tr_mkdirs(dir, err, errlen)) {
+        cli_err_prefix(err, errlen, dir);
+        return UTIL_ERR_DATA;
+    }
+    char *cj = config_json(r, prov_json, step);
+    if (!cj) {
+        snprintf(err, errlen, "internal error: config.json template");
+        return UTIL_ERR_USAGE;
+    }
+    size_t cl = strlen(cj);
+    cj = xrealloc(cj, cl + 2);
+    strcpy(cj + cl, "\n");
+    int rc = write_text(dir, "config.json", cj, cl + 1, err, errlen);
+    free(cj);
+    if (!rc) rc = write_text(dir, "tokenizer.json", tokenizer_json, strlen(tokenizer_json), err, errlen);
+    if (!rc) rc = write_weights(dir, m, prov_json, step, err, errlen);
+    return rc;
 }

@@ -3,6 +3,8 @@
  * model.safetensors, tokenizer.json) that the HF loader reads like a downloaded model. */
 #ifndef ATTNCODA_TRAIN_IO_H
 #define ATTNCODA_TRAIN_IO_H
+#include <stddef.h>
+
 #include "train_model.h"
 #include "train_synth.h"
 #include "tok/bpe_learn.h"
@@ -33,28 +35,27 @@ typedef struct {
     long bpe_merges;        /* > 0: a BPE vocabulary of at most this many merges learned on the training text */
 } tr_recipe;
 
-/* Parse a recipe file; unknown keys, missing required keys and bad values are data errors
- * (exit 1, naming the file and line). The text is kept for the provenance checksum. */
-void tr_recipe_load(tr_recipe *r, const char *path);
+/* Parse a recipe file: 0, or -1 with err = what is wrong (unknown keys, missing required keys,
+ * bad values: "line N: ..."), for the caller to name the file. */
+int tr_recipe_load(tr_recipe *r, const char *path, char *err, size_t errlen);
 /* The memory a run of the recipe needs, in bytes, estimated from its sizes before anything is
  * allocated: parameters, gradients and the two AdamW moments (4 floats each), and the
  * activations of a batch (training, evaluation and short-context batches where they differ; the
  * attention probabilities, batch x heads x context^2 per layer, usually dominate). threads: the
  * OpenMP threads (one T x T scratch each). The vocabulary is at most 257 + bpe_merges. */
 double tr_recipe_bytes(const tr_recipe *r, int threads);
-/* Every recipe value as provenance options. */
-struct prov;
-void tr_recipe_prov(const tr_recipe *r, struct prov *p);
 
 /* Write config.json, tokenizer.json (the text tokenizer_json, from tr_tokenizer_json) and
  * model.safetensors into dir (created if missing), each through a temporary name. prov_json goes
  * into the safetensors __metadata__ ("provenance") and, with the step, into config.json
- * ("attncoda_provenance", "attncoda_step"). */
-void tr_save_hf(const char *dir, const tr_recipe *r, const tm_model *m, const char *prov_json, long step,
-                const char *tokenizer_json);
+ * ("attncoda_provenance", "attncoda_step"). 0, or UTIL_ERR_DATA with err = "file: what is wrong"
+ * (a directory or file that cannot be made), or UTIL_ERR_USAGE with the whole message (an output
+ * that is an input, an internal error) (core/util.h). */
+int tr_save_hf(const char *dir, const tr_recipe *r, const tm_model *m, const char *prov_json, long step,
+               const char *tokenizer_json, char *err, size_t errlen);
 /* The tokenizer.json text (malloc'd). bpe NULL: the byte-level one; bert: with [PAD] [CLS] [SEP]
  * [MASK] and the [CLS] $A [SEP] template. bpe given (causal families): its vocabulary and merges,
  * pre-tokenized by the ByteLevel regex (use_regex true). */
-char *tr_tokenizer_json(int family, const bpe_vocab *bpe);
-void tr_mkdirs(const char *dir);   /* mkdir -p; dies on failure */
+char *tr_tokenizer_json(int family, const bpe_vocab *bpe, char *err, size_t errlen);   /* NULL: internal error */
+int tr_mkdirs(const char *dir, char *err, size_t errlen);   /* mkdir -p; -1 and "cannot create directory: why" */
 #endif

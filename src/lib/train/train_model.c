@@ -3,7 +3,7 @@
  * into fixed blocks with OpenMP, each block owning its own outputs, so every sum is taken in one
  * fixed order and the same thread count gives bit-identical results. */
 #include "train_model.h"
-#include "cli/cli.h"
+#include "core/util.h"
 #include "core/detmath.h"
 #include "core/gemm.h"
 #include <gsl/gsl_randist.h>

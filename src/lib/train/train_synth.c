@@ -1,6 +1,6 @@
 /* train_synth: synthetic trigger -> copy windows (see train_synth.h). */
 #include "train_synth.h"
-#include "cli/cli.h"
+#include "core/util.h"
 #include <stdlib.h>
 
 const char *tr_synth_task_name(int task) {
