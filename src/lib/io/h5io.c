@@ -254,7 +254,7 @@ int h5io_finish(hid_t f, const char *path, char *err, size_t errlen) {
     int closed = H5Fclose(f) >= 0;
     if (first_err || g_stray_err[0] || !closed) {
         if (first_err) snprintf(err, errlen, "%s", first_err);
-        else if (g_stray_err[0]) snprintf(err, errlen, "%s", g_stray_err);
+        else if (g_stray_err[0]) snprintf(err, errlen, "%s", g_stray_err), g_stray_err[0] = 0;
         else fail(err, errlen, path, "cannot close HDF5 output");
         free(first_err);
         if (image) cli_temp_remove(image);

@@ -8,9 +8,10 @@
  * include HDF5 passes them to the HDF5 calls unchanged. Programs get from here (and attnio.h)
  * every reader and writer they need.
  *
- * Errors: nothing here exits. The text of an error names its file the way every program's error
- * line does ("FILE: what is wrong", "-" shown as "(stdin)"), so a program dies with
- * die_data(NULL, "%s", err).
+ * Errors: nothing here exits on bad data or a failed HDF5 call. (The cli helpers used for stdin,
+ * output files and memory, cli_slurp, cli_out_begin/commit and xmalloc, keep their own exits.)
+ * The text of an error names its file the way every program's error line does ("FILE: what is
+ * wrong", "-" shown as "(stdin)"), so a program dies with die_data(NULL, "%s", err).
  *   - Readers (h5io_open, h5io_create, h5io_dims, h5io_read_*, h5io_get_attr_*) take
  *     char *err, size_t errlen and return -1 or NULL with err filled.
  *   - Writers to a created file (h5io_write_*, h5io_attr_*, h5io_chunked_f64, the slab writers,
