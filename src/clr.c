@@ -67,7 +67,9 @@ int main(int argc, char **argv) {
     clr_opts o;
     parse_args(argc, argv, &o);
     cli_out_plan(o.out);
-    attn_reader *r = attn_open(o.in);
+    char err[2048];
+    attn_reader *r = attn_open(o.in, err, sizeof err);
+    if (!r) die_data(NULL, "%s", err);
     attn_meta m = *attn_meta_get(r);
     int sink = o.sink >= 0 ? o.sink : m.sink;
     if (sink >= m.T) die_usage("--sink %d is not below T = %d", sink, m.T);
@@ -83,12 +85,13 @@ int main(int argc, char **argv) {
 
     /* a file of sampled rows stays one: the same query_pos, every dataset over the stored rows */
     int sampled = attn_is_sampled(r);
-    attn_writer *w = attn_create_rows(o.out, &m, pj, sampled ? attn_query_pos(r, 0) : NULL);
-    hid_t f = attn_writer_file(w);
+    attn_writer *w = attn_create_rows(o.out, &m, pj, sampled ? attn_query_pos(r, 0) : NULL, err, sizeof err);
+    if (!w) die_data(NULL, "%s", err);
+    h5io_id f = attn_writer_file(w);
     int S = m.S, L = m.L, H = m.H, T = m.T, Q = m.Q;
-    hsize_t d5[5] = {S, L, H, Q, T}, c5[5] = {1, 1, H, Q, T}, d4[4] = {S, L, H, Q}, c4[4] = {1, 1, H, Q};
-    hid_t dclr = h5io_chunked_f64(f, "clr", 5, d5, c5), dclrc = h5io_chunked_f64(f, "clr_content", 5, d5, c5);
-    hid_t dbal = h5io_chunked_f64(f, "sink_balance", 4, d4, c4);
+    h5io_size d5[5] = {S, L, H, Q, T}, c5[5] = {1, 1, H, Q, T}, d4[4] = {S, L, H, Q}, c4[4] = {1, 1, H, Q};
+    h5io_id dclr = h5io_chunked_f64(f, "clr", 5, d5, c5), dclrc = h5io_chunked_f64(f, "clr_content", 5, d5, c5);
+    h5io_id dbal = h5io_chunked_f64(f, "sink_balance", 4, d4, c4);
 
     size_t blk = (size_t)H * Q * T;
     float *buf = xmalloc(blk * sizeof *buf);
@@ -97,7 +100,7 @@ int main(int argc, char **argv) {
     uint8_t *valid = xmalloc((size_t)S * T);
     int32_t *tokens = xmalloc((size_t)S * T * sizeof *tokens);
     attn_read_valid(r, valid);
-    attn_read_tokens(r, tokens);
+    if (attn_read_tokens(r, tokens, err, sizeof err)) die_data(NULL, "%s", err);
     long long zeros = 0;
     progress pg;
     progress_begin(&pg, "clr", "blocks", (double)S * L);
@@ -105,7 +108,7 @@ int main(int argc, char **argv) {
         const uint8_t *vs = attn_has_valid(r) ? valid + (size_t)s * T : NULL;
         const int32_t *qp = attn_query_pos(r, s);
         for (int l = 0; l < L; l++) {
-            attn_read_block(r, s, l, buf);
+            if (attn_read_block(r, s, l, buf, err, sizeof err)) die_data(NULL, "%s", err);
             attn_write_block(w, s, l, buf);
             for (int h = 0; h < H; h++)
                 for (int i = 0; i < Q; i++) {
@@ -121,7 +124,7 @@ int main(int argc, char **argv) {
                         die_data(o.in, ATTN_ROW_UNCLOSABLE " in row (sequence %d, layer %d, head %d, query %d)", s, l, h, t);
                     row_clr(&m, vs, t, sink, lr, D, spos, clr + off, clrc + off, bal + (size_t)h * Q + i, lr + T);
                 }
-            hsize_t st5[5] = {s, l, 0, 0, 0}, st4[4] = {s, l, 0, 0};
+            h5io_size st5[5] = {s, l, 0, 0, 0}, st4[4] = {s, l, 0, 0};
             h5io_write_slab_f64(dclr, 5, st5, c5, clr);
             h5io_write_slab_f64(dclrc, 5, st5, c5, clrc);
             h5io_write_slab_f64(dbal, 4, st4, c4, bal);
@@ -129,7 +132,7 @@ int main(int argc, char **argv) {
         }
     }
     progress_end(&pg);
-    H5Dclose(dclr); H5Dclose(dclrc); H5Dclose(dbal);
+    h5io_close_dataset(dclr); h5io_close_dataset(dclrc); h5io_close_dataset(dbal);
     attn_write_tokens(w, tokens);
     if (attn_has_valid(r)) attn_write_valid(w, valid);
     h5io_attr_int(f, "/", "zero_replaced", zeros);
@@ -140,7 +143,7 @@ int main(int argc, char **argv) {
     h5io_label_dims(f, "clr", "/", 5, axes);
     h5io_label_dims(f, "clr_content", "/", 5, axes);
     h5io_label_dims(f, "sink_balance", "/", 4, axes);
-    attn_finish(w);
+    if (attn_finish(w, err, sizeof err)) die_data(NULL, "%s", err);
     attn_close(r);
     free(buf); free(clr); free(clrc); free(bal); free(lr); free(valid); free(tokens); free(pj);
     return 0;

@@ -68,6 +68,7 @@ static void write_heads_tsv(const char *path, const char *pj, const dist_file *d
 }
 
 int main(int argc, char **argv) {
+    char err[2048];
     cli_init("cluster");
     h5io_quiet();
     int k = 6, ka = -1, kb = -1;
@@ -93,11 +94,13 @@ int main(int argc, char **argv) {
     if ((out && cli_is_stdio(out)) || (heads_tsv && cli_is_stdio(heads_tsv)))
         die_usage("-o/--heads-tsv: give a file name (the table goes to stdout)");
     if (ka < 0) ka = kb = k;
-    dist_file *d = dist_open(argv[optind]);
+    dist_file *d = dist_open(argv[optind], err, sizeof err);
+    if (!d) die_data(NULL, "%s", err);
     int N = d->N;
     if (k > N) k = N;
     double *D[NM];
-    for (int m = 0; m < NM - 1; m++) D[m] = dist_matrix(d, mnames[m]);
+    for (int m = 0; m < NM - 1; m++)
+        if (!(D[m] = dist_matrix(d, mnames[m], err, sizeof err))) die_data(NULL, "%s", err);
     D[NM - 1] = sink_matrix(d);
     prov *p = prov_new();
     prov_input(p, d->path, d->sha);
@@ -136,10 +139,11 @@ int main(int argc, char **argv) {
         }
         if (heads_tsv) write_heads_tsv(heads_tsv, pj, d, lab, mds);
         if (out) {
-            hid_t f = h5io_create(out);
+            h5io_id f = h5io_create(out, err, sizeof err);
+            if (f < 0) die_data(NULL, "%s", err);
             h5io_attr_str(f, "/", "provenance", pj);
             h5io_attr_str(f, "/", "format", "attncoda-cluster");
-            hsize_t d1[1] = {N}, d2[2] = {N, 2}, da[2] = {nk, NCMP};
+            h5io_size d1[1] = {N}, d2[2] = {N, 2}, da[2] = {nk, NCMP};
             char name[64];
             for (int m = 0; m < NM; m++) {
                 snprintf(name, sizeof name, "labels/%s", mnames[m]);
@@ -150,7 +154,7 @@ int main(int argc, char **argv) {
             h5io_write_f64(f, "ari", 2, da, ari_all);
             h5io_attr_str(f, "ari", "columns", "js_keep~js_drop,js_keep~content_full,js_keep~sink,content_full~content_drop");
             h5io_attr_int(f, "ari", "k_from", ka);
-            h5io_finish(f, out);
+            if (h5io_finish(f, out, err, sizeof err)) die_data(NULL, "%s", err);
         }
         for (int m = 0; m < NM; m++) free(mds[m]);
     }

@@ -60,6 +60,7 @@ static void row_stats(attn_reader *r, const float *blk, const uint8_t *vs, int s
 }
 
 static void check_same(attn_reader *r0, attn_reader *r, int32_t *tok0, int32_t *tok) {
+    char err[2048];
     const attn_meta *a = attn_meta_get(r0), *b = attn_meta_get(r);
     if (a->S != b->S || a->L != b->L || a->H != b->H || a->T != b->T || a->causal != b->causal)
         die_data(attn_path(r), "shape S=%d L=%d H=%d T=%d causal=%d differs from %s (S=%d L=%d H=%d T=%d causal=%d)",
@@ -69,7 +70,7 @@ static void check_same(attn_reader *r0, attn_reader *r, int32_t *tok0, int32_t *
         (attn_is_sampled(r) && (a->Q != b->Q || memcmp(attn_query_pos(r0, 0), attn_query_pos(r, 0),
                                                         sizeof(int32_t) * (size_t)a->S * a->Q))))
         die_data(attn_path(r), "stored query rows (query_pos) differ from %s", attn_path(r0));
-    attn_read_tokens(r, tok);
+    if (attn_read_tokens(r, tok, err, sizeof err)) die_data(NULL, "%s", err);
     for (size_t i = 0; i < (size_t)a->S * a->T; i++)
         if (tok[i] != tok0[i])
             die_data(attn_path(r), "token ids differ from %s at sequence %zu, position %zu (%d vs %d)",
@@ -77,6 +78,7 @@ static void check_same(attn_reader *r0, attn_reader *r, int32_t *tok0, int32_t *
 }
 
 static void pass_series(attn_reader *r, const copts *o, sums *per_layer) {
+    char err[2048];
     const attn_meta *m = attn_meta_get(r);
     float *blk = xmalloc((size_t)m->H * m->Q * m->T * sizeof *blk);
     double *l = xmalloc(m->T * sizeof *l);
@@ -88,7 +90,7 @@ static void pass_series(attn_reader *r, const copts *o, sums *per_layer) {
         progress_update(&pg, s);
         const uint8_t *vs = attn_has_valid(r) ? valid + (size_t)s * m->T : NULL;
         for (int ly = 0; ly < m->L; ly++) {
-            attn_read_block(r, s, ly, blk);
+            if (attn_read_block(r, s, ly, blk, err, sizeof err)) die_data(NULL, "%s", err);
             sums *q = &per_layer[ly];
             const int32_t *qp = attn_query_pos(r, s);
             for (int h = 0; h < m->H; h++)
@@ -108,6 +110,7 @@ static void pass_series(attn_reader *r, const copts *o, sums *per_layer) {
 }
 
 static void pass_split(attn_reader *r0, attn_reader *r1, const copts *o, split *per_layer) {
+    char err[2048];
     const attn_meta *m = attn_meta_get(r0);
     size_t bs = (size_t)m->H * m->Q * m->T;
     float *b0 = xmalloc(bs * sizeof *b0), *b1 = xmalloc(bs * sizeof *b1);
@@ -120,8 +123,8 @@ static void pass_split(attn_reader *r0, attn_reader *r1, const copts *o, split *
         progress_update(&pg, s);
         const uint8_t *vs = attn_has_valid(r0) ? valid + (size_t)s * m->T : NULL;
         for (int ly = 0; ly < m->L; ly++) {
-            attn_read_block(r0, s, ly, b0);
-            attn_read_block(r1, s, ly, b1);
+            if (attn_read_block(r0, s, ly, b0, err, sizeof err)) die_data(NULL, "%s", err);
+            if (attn_read_block(r1, s, ly, b1, err, sizeof err)) die_data(NULL, "%s", err);
             split *q = &per_layer[ly];
             const int32_t *qp = attn_query_pos(r0, s);
             for (int h = 0; h < m->H; h++)
@@ -176,7 +179,9 @@ static void write_series(const char *path, const char *pj, int nf, const long lo
  * content_drop sink_share) and series [n_ckpt, L+1, 4] (H Hb content_term sink_mass), steps. */
 static void write_h5(const char *path, const char *pj, int nf, const long long *step, sums **ser,
                      const split *sp, const split *all, int L, int best) {
-    hid_t f = h5io_create(path);
+    char err[2048];
+    h5io_id f = h5io_create(path, err, sizeof err);
+    if (f < 0) die_data(NULL, "%s", err);
     h5io_attr_str(f, "/", "format", "attncoda-collapse");
     h5io_attr_str(f, "/", "provenance", pj);
     h5io_attr_int(f, "/", "from_step", step[best]);
@@ -198,19 +203,20 @@ static void write_h5(const char *path, const char *pj, int nf, const long long *
             memcpy(y + ((size_t)c * (L + 1) + ly + 1) * 4, row, sizeof row);
         }
     }
-    hsize_t ds[2] = {L + 1, 6}, dr[3] = {nf, L + 1, 4}, dn[1] = {nf};
+    h5io_size ds[2] = {L + 1, 6}, dr[3] = {nf, L + 1, 4}, dn[1] = {nf};
     h5io_write_f64(f, "split", 2, ds, x);
     h5io_write_f64(f, "series", 3, dr, y);
     double *st = xmalloc(nf * sizeof *st);
     for (int c = 0; c < nf; c++) st[c] = (double)step[c];
     h5io_write_f64(f, "steps", 1, dn, st);
-    h5io_finish(f, path);
+    if (h5io_finish(f, path, err, sizeof err)) die_data(NULL, "%s", err);
     free(x);
     free(y);
     free(st);
 }
 
 int main(int argc, char **argv) {
+    char err[2048];
     cli_init("collapse");
     h5io_quiet();
     copts o = {2, 0, 0, 1e-9};
@@ -243,25 +249,32 @@ int main(int argc, char **argv) {
     long long *step = xmalloc(nf * sizeof *step);
     if (steps_arg) {
         double v[4096];
-        int n = an_parse_list("steps", steps_arg, v, 4096);
+        char why[256];
+        int n = an_parse_list("steps", steps_arg, v, 4096, why, sizeof why);
+        if (n < 0) die_usage("%s", why);
         if (n != nf) die_usage("--steps: %d labels for %d files", n, nf);
         for (int i = 0; i < nf; i++) step[i] = (long long)v[i];
     }
     attn_reader **r = xmalloc(nf * sizeof *r);
-    r[0] = attn_open(argv[optind]);
+    r[0] = attn_open(argv[optind], err, sizeof err);
+    if (!r[0]) die_data(NULL, "%s", err);
     const attn_meta *m = attn_meta_get(r[0]);
     if (!o.sink_given) o.sink = m->sink;
     if (o.sink >= m->T) die_usage("--sink %d: the files have %d tokens", o.sink, m->T);
     int32_t *tok0 = xmalloc((size_t)m->S * m->T * sizeof *tok0), *tok = xmalloc((size_t)m->S * m->T * sizeof *tok);
-    attn_read_tokens(r[0], tok0);
+    if (attn_read_tokens(r[0], tok0, err, sizeof err)) die_data(NULL, "%s", err);
     for (int i = 1; i < nf; i++) {
-        r[i] = attn_open(argv[optind + i]);
+        r[i] = attn_open(argv[optind + i], err, sizeof err);
+        if (!r[i]) die_data(NULL, "%s", err);
         check_same(r[0], r[i], tok0, tok);
         if (!o.sink_given && attn_meta_get(r[i])->sink != o.sink)
             die_data(argv[optind + i], "sink %d differs from the first file's %d (give --sink)", attn_meta_get(r[i])->sink, o.sink);
     }
-    for (int i = 0; i < nf && !steps_arg; i++)
-        if (h5io_get_attr_int(attn_reader_file(r[i]), "/", "step", &step[i]) != 0) step[i] = i;
+    for (int i = 0; i < nf && !steps_arg; i++) {
+        int got = h5io_get_attr_int(attn_reader_file(r[i]), "/", "step", &step[i], err, sizeof err);
+        if (got < 0) die_data(NULL, "%s", err);
+        if (got > 0) step[i] = i;
+    }
     int L = m->L;
     sums **ser = xmalloc(nf * sizeof *ser);
     int best = 0;

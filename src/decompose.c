@@ -109,19 +109,20 @@ static long long head_stats(const attn_meta *m, const uint8_t *vs, const int32_t
 
 /* Block b's rows while one thread reads (and validates) block b+1 into the other buffer: the
  * read is serial HDF5 work, so overlapping it with the arithmetic is what keeps decompose near
- * the speed of the bare read. Only the reading thread calls HDF5. A row that cannot be closed
- * is fatal once both are done. */
+ * the speed of the bare read. Only the reading thread calls HDF5. A row of block b that cannot
+ * be closed, then a refused read of block b+1, is fatal once both are done. */
 static long long block_stats_overlapped(attn_reader *r, int b, const uint8_t *vs, const float *cur,
                                         float *next, int sink, double zd, double *q[NQ]) {
     const int32_t *qp = attn_query_pos(r, b / attn_meta_get(r)->L);
     const attn_meta *m = attn_meta_get(r);
     int nb = m->S * m->L;
     long long z = 0;
-    int bad_h = -1, bad_t = -1;
+    int bad_h = -1, bad_t = -1, read_failed = 0;
+    char err[2048];
     #pragma omp parallel
     {
         #pragma omp single nowait
-        if (b + 1 < nb) attn_read_block(r, (b + 1) / m->L, (b + 1) % m->L, next);
+        if (b + 1 < nb) read_failed = attn_read_block(r, (b + 1) / m->L, (b + 1) % m->L, next, err, sizeof err) != 0;
         #pragma omp for schedule(dynamic) reduction(+ : z)
         for (int h = 0; h < m->H; h++) {
             int t = -1;
@@ -135,6 +136,7 @@ static long long block_stats_overlapped(attn_reader *r, int b, const uint8_t *vs
     if (bad_h >= 0)
         die_data(attn_path(r), ATTN_ROW_UNCLOSABLE " in row (sequence %d, layer %d, head %d, query %d)",
                  b / m->L, b % m->L, bad_h, bad_t);
+    if (read_failed) die_data(NULL, "%s", err);
     return z;
 }
 
@@ -154,7 +156,7 @@ static char *provenance(const dec_opts *o, attn_reader *r, int sink) {
 
 /* Named axes for h5py and xarray; each group holds its own scales (netCDF-4 dimensions are
  * per group, and the root cannot hold a "head" scale beside the head/ group). */
-static void label_axes(hid_t f, int sampled) {
+static void label_axes(h5io_id f, int sampled) {
     static const char *const query_axes[4] = {"sequence", "layer", "head", "query"};
     /* sampled rows: the stored-row axis is "query_row" (query_pos names each row's position) */
     static const char *const sampled_axes[4] = {"sequence", "layer", "head", "query_row"};
@@ -244,11 +246,13 @@ static void bypos_free(bypos *bp) {
 }
 
 static int read_only(attn_reader *r) {
+    char err[2048];
     const attn_meta *m = attn_meta_get(r);
     float *buf = xmalloc((size_t)m->H * m->Q * m->T * sizeof *buf);
     double t0 = cli_now();
     for (int s = 0; s < m->S; s++)
-        for (int l = 0; l < m->L; l++) attn_read_block_raw(r, s, l, buf);
+        for (int l = 0; l < m->L; l++)
+            if (attn_read_block_raw(r, s, l, buf, err, sizeof err)) die_data(NULL, "%s", err);
     printf("read_seconds\t%.6f\n", cli_now() - t0);
     free(buf);
     attn_close(r);
@@ -256,13 +260,15 @@ static int read_only(attn_reader *r) {
 }
 
 int main(int argc, char **argv) {
+    char err[2048];
     cli_init(argv[0]);
     dec_opts o;
     parse_args(argc, argv, &o);
     cli_out_plan(o.out);
     cli_out_plan(o.tsv);
     if (o.threads) omp_set_num_threads(o.threads);
-    attn_reader *r = attn_open(o.in);
+    attn_reader *r = attn_open(o.in, err, sizeof err);
+    if (!r) die_data(NULL, "%s", err);
     const attn_meta *m = attn_meta_get(r);
     int sink = o.sink >= 0 ? o.sink : m->sink;
     if (sink >= m->T) die_usage("--sink %d is not below T = %d", sink, m->T);
@@ -270,9 +276,10 @@ int main(int argc, char **argv) {
     if (o.read_only) return read_only(r);
     char *pj = provenance(&o, r, sink);
 
-    hid_t f = h5io_create(o.out);
-    hsize_t d4[4] = {S, L, H, Q}, c4[4] = {1, 1, H, Q};
-    hid_t ds[NQ];
+    h5io_id f = h5io_create(o.out, err, sizeof err);
+    if (f < 0) die_data(NULL, "%s", err);
+    h5io_size d4[4] = {S, L, H, Q}, c4[4] = {1, 1, H, Q};
+    h5io_id ds[NQ];
     double *q[NQ], *sum[NQ];
     char name[64];
     for (int k = 0; k < NQ; k++) {
@@ -289,12 +296,12 @@ int main(int argc, char **argv) {
     attn_read_valid(r, valid);
     progress pg;
     progress_begin(&pg, "decompose", "blocks", (double)S * L);
-    attn_read_block(r, 0, 0, buf[0]);
+    if (attn_read_block(r, 0, 0, buf[0], err, sizeof err)) die_data(NULL, "%s", err);
     for (int b = 0; b < S * L; b++) {
         int s = b / L, l = b % L;
         const uint8_t *vs = attn_has_valid(r) ? valid + (size_t)s * T : NULL;
         zeros += block_stats_overlapped(r, b, vs, buf[b & 1], buf[(b + 1) & 1], sink, o.zero_delta, q);
-        hsize_t st[4] = {s, l, 0, 0};
+        h5io_size st[4] = {s, l, 0, 0};
         for (int k = 0; k < NQ; k++) h5io_write_slab_f64(ds[k], 4, st, c4, q[k]);
         const int32_t *qp = attn_query_pos(r, s);
         for (int i = 0; i < Q; i++) {
@@ -308,9 +315,9 @@ int main(int argc, char **argv) {
         progress_update(&pg, b + 1.0);
     }
     progress_end(&pg);
-    hsize_t d2[2] = {L, H};
+    h5io_size d2[2] = {L, H};
     for (int k = 0; k < NQ; k++) {
-        H5Dclose(ds[k]);
+        h5io_close_dataset(ds[k]);
         for (int i = 0; i < N; i++) sum[k][i] = rows[i] ? sum[k][i] / rows[i] : NAN;
         snprintf(name, sizeof name, "head/%s", QNAME[k]);
         h5io_write_f64(f, name, 2, d2, sum[k]);
@@ -328,7 +335,7 @@ int main(int argc, char **argv) {
     h5io_attr_str(f, "/", "provenance", pj);
     if (o.tsv) write_tsv(&o, m, pj, sum, rows);
     if (attn_is_sampled(r)) {   /* the positions of the stored rows (contiguous [S][Q]) */
-        hsize_t dq[2] = {S, Q};
+        h5io_size dq[2] = {S, Q};
         h5io_write_i32(f, "query_pos", 2, dq, attn_query_pos(r, 0));
     }
     if (o.by_position) {
@@ -336,7 +343,7 @@ int main(int argc, char **argv) {
         bypos_free(&bp);
     }
     label_axes(f, attn_is_sampled(r));
-    h5io_finish(f, o.out);
+    if (h5io_finish(f, o.out, err, sizeof err)) die_data(NULL, "%s", err);
     attn_close(r);
     for (int k = 0; k < NQ; k++) { free(q[k]); free(sum[k]); }
     free(rows); free(rows_i); free(buf[0]); free(buf[1]); free(valid); free(pj);

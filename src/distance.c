@@ -199,7 +199,9 @@ static void process_sequence(attn_reader *r, int s, const dopts *o, float *block
     const attn_meta *m = attn_meta_get(r);
     int T = m->T, Q = m->Q, rows[TCHUNK], nr = 0;   /* rows: stored row indices i (query qp[i]) */
     const int32_t *qp = attn_query_pos(r, s);
-    for (int l = 0; l < m->L; l++) attn_read_block(r, s, l, blocks + (size_t)l * m->H * Q * T);
+    char err[2048];
+    for (int l = 0; l < m->L; l++)
+        if (attn_read_block(r, s, l, blocks + (size_t)l * m->H * Q * T, err, sizeof err)) die_data(NULL, "%s", err);
     for (int i = 0; i <= Q; i++) {
         if (i < Q && attn_row_kept(m, vs, qp[i], o->sink, o->min_query, o->excl_sink_q)) rows[nr++] = i;
         if (nr == TCHUNK || (i == Q && nr > 0)) {
@@ -234,12 +236,12 @@ typedef enum { AGG_MEAN, AGG_SUM, AGG_RMS } aggregate;
 /* One metric's totals as three datasets: the double sums, the exact 128-bit totals and the
  * matrix: distance/ = sum/rows (mean) or sum; rms/ = sqrt(sum of squares/rows). sum, dist and ex
  * are N*N (ex N*N*4) work buffers. */
-static void write_aggregate(hid_t f, const accum *A, const an_fix *tot, int m, aggregate agg, double *sum,
+static void write_aggregate(h5io_id f, const accum *A, const an_fix *tot, int m, aggregate agg, double *sum,
                             double *dist, int *ex) {
     static const char *group[3][3] = {{"sum", "exact", "distance"}, {"sum", "exact", "distance"},
                                       {"sum_sq", "exact_sq", "rms"}};
     int N = A->N;
-    hsize_t d2[2] = {N, N}, d3[3] = {N, N, 4};
+    h5io_size d2[2] = {N, N}, d3[3] = {N, N, 4};
     unpack_totals(A, tot, sum, ex);
     for (size_t i = 0; i < (size_t)N * N; i++)
         dist[i] = agg == AGG_SUM ? sum[i] : agg == AGG_MEAN ? sum[i] / (double)A->rows : sqrt(sum[i] / (double)A->rows);
@@ -252,9 +254,9 @@ static void write_aggregate(hid_t f, const accum *A, const an_fix *tot, int m, a
     h5io_write_f64(f, name, 2, d2, dist);
 }
 
-static void write_matrices(hid_t f, const accum *A, int agg_sum, int with_sq) {
+static void write_matrices(h5io_id f, const accum *A, int agg_sum, int with_sq) {
     int N = A->N;
-    hsize_t d1[1] = {N}, one[1] = {1};
+    h5io_size d1[1] = {N}, one[1] = {1};
     double *sum = xmalloc((size_t)N * N * sizeof *sum), *dist = xmalloc((size_t)N * N * sizeof *dist);
     int *ex = xmalloc((size_t)N * N * 4 * sizeof *ex);
     for (int m = 0; m < DIST_NMETRIC; m++)
@@ -267,7 +269,7 @@ static void write_matrices(hid_t f, const accum *A, int agg_sum, int with_sq) {
         an_fix_pack(A->tot_sink[a], exs + 4 * a);
     }
     h5io_write_f64(f, "head_sink_mass", 1, d1, hs);
-    hsize_t d14[2] = {N, 4};
+    h5io_size d14[2] = {N, 4};
     h5io_write_i32(f, "exact/head_sink_mass", 2, d14, exs);
     int rows = (int)A->rows;
     h5io_write_i32(f, "rows", 1, one, &rows);
@@ -281,15 +283,18 @@ typedef struct { int L, H, *layer, *head; } head_ids;
 static head_ids ids_from_attn(attn_reader *r) {
     const attn_meta *m = attn_meta_get(r);
     head_ids h = {m->L, m->H, xmalloc(m->L * sizeof(int)), xmalloc(m->H * sizeof(int))};
-    hid_t f = attn_reader_file(r);
-    hsize_t wl[1] = {m->L}, wh[1] = {m->H};
+    h5io_id f = attn_reader_file(r);
+    h5io_size wl[1] = {m->L}, wh[1] = {m->H};
+    char err[2048];
     if (h5io_exists(f, "layer_index")) {
-        int *x = h5io_read_i32(f, attn_path(r), "layer_index", 1, wl, NULL);
+        int *x = h5io_read_i32(f, attn_path(r), "layer_index", 1, wl, NULL, err, sizeof err);
+        if (!x) die_data(NULL, "%s", err);
         memcpy(h.layer, x, m->L * sizeof(int));
         free(x);
     } else for (int l = 0; l < m->L; l++) h.layer[l] = l;
     if (h5io_exists(f, "head_index")) {
-        int *x = h5io_read_i32(f, attn_path(r), "head_index", 1, wh, NULL);
+        int *x = h5io_read_i32(f, attn_path(r), "head_index", 1, wh, NULL, err, sizeof err);
+        if (!x) die_data(NULL, "%s", err);
         memcpy(h.head, x, m->H * sizeof(int));
         free(x);
     } else for (int i = 0; i < m->H; i++) h.head[i] = i;
@@ -303,11 +308,11 @@ static head_ids ids_from_dist(const dist_file *d) {
     return h;
 }
 
-static void write_heads(hid_t f, const head_ids *id) {
+static void write_heads(h5io_id f, const head_ids *id) {
     int N = id->L * id->H;
     int *hl = xmalloc(N * sizeof *hl), *hi = xmalloc(N * sizeof *hi);
     for (int a = 0; a < N; a++) hl[a] = id->layer[a / id->H], hi[a] = id->head[a % id->H];
-    hsize_t d1[1] = {N};
+    h5io_size d1[1] = {N};
     h5io_write_i32(f, "head_layer", 1, d1, hl);
     h5io_write_i32(f, "head_index", 1, d1, hi);
     free(hl);
@@ -348,16 +353,16 @@ static const char *metric_units(int m, const group_desc *g) {
     return g->squared ? "bit2" : "bit";
 }
 
-static void write_coord(hid_t f, const char *path, const char *scope, const char *axis, const int *x, int N,
+static void write_coord(h5io_id f, const char *path, const char *scope, const char *axis, const int *x, int N,
                         const char *long_name) {
-    hsize_t d1[1] = {N};
+    h5io_size d1[1] = {N};
     h5io_write_i32(f, path, 1, d1, x);
     h5io_label_dims(f, path, scope, 1, &axis);
     h5io_describe(f, path, long_name, "1");
 }
 
 /* group/head_layer_X and group/head_index_X for both head axes X = a, b. */
-static void write_group_coords(hid_t f, const char *group, const int *hl, const int *hi, int N) {
+static void write_group_coords(h5io_id f, const char *group, const int *hl, const int *hi, int N) {
     static const char *const ab[2] = {"a", "b"};
     char path[96], axis[16], what[96];
     for (int i = 0; i < 2; i++) {
@@ -371,7 +376,7 @@ static void write_group_coords(hid_t f, const char *group, const int *hl, const 
     }
 }
 
-static void describe_axes(hid_t f, const char *group, int limbs) {
+static void describe_axes(h5io_id f, const char *group, int limbs) {
     char path[96];
     snprintf(path, sizeof path, "%s/head_a", group);
     h5io_describe(f, path, "head a = layer slot * heads + head slot", "1");
@@ -382,7 +387,7 @@ static void describe_axes(hid_t f, const char *group, int limbs) {
     if (limbs) h5io_describe(f, path, "32-bit limb of a 128-bit fixed-point number", "1");
 }
 
-static void describe_group(hid_t f, const group_desc *g, const int *hl, const int *hi, int N, int agg_sum) {
+static void describe_group(h5io_id f, const group_desc *g, const int *hl, const int *hi, int N, int agg_sum) {
     static const char *const axes[3] = {"head_a", "head_b", "limb"};
     char path[96], what[320];
     write_group_coords(f, g->group, hl, hi, N);
@@ -404,7 +409,7 @@ static void describe_group(hid_t f, const group_desc *g, const int *hl, const in
     describe_axes(f, g->group, g->limbs);
 }
 
-static void describe_file(hid_t f, const head_ids *id, int agg_sum, int with_sq) {
+static void describe_file(h5io_id f, const head_ids *id, int agg_sum, int with_sq) {
     static const char *const head_a = "head_a", *const one = "one";
     int N = id->L * id->H;
     int *hl = xmalloc(N * sizeof *hl), *hi = xmalloc(N * sizeof *hi);
@@ -449,7 +454,7 @@ static char *options_string(const dopts *o) {
 
 /* sequences: how many sequences were used (an integer, as in attention files); seq_range: which
  * ("A:B", or "A:B,C:D" for a merge of non-contiguous shards). */
-static void write_attrs(hid_t f, const char *prov, const char *model, const char *in_sha, const char *optstr,
+static void write_attrs(h5io_id f, const char *prov, const char *model, const char *in_sha, const char *optstr,
                         int L, int H, long long nseq, const char *seq_range, int agg_sum, long long nrep) {
     h5io_attr_str(f, "/", "format", "attncoda-distance");
     h5io_attr_int(f, "/", "format_version", 2);
@@ -477,7 +482,9 @@ static void parse_seqs(const char *s, int *a, int *b) {
 }
 
 static void run_distance(const char *in, const char *out, dopts *o, int sink_given) {
-    attn_reader *r = attn_open(in);
+    char err[2048];
+    attn_reader *r = attn_open(in, err, sizeof err);
+    if (!r) die_data(NULL, "%s", err);
     const attn_meta *m = attn_meta_get(r);
     if (!sink_given) o->sink = m->sink;
     if (o->sink >= m->T) die_usage("--sink %d: the file has %d tokens", o->sink, m->T);
@@ -515,14 +522,15 @@ static void run_distance(const char *in, const char *out, dopts *o, int sink_giv
     prov_opt_int(p, "zero_replaced", nrep);
     prov_upstream(p, attn_provenance(r));
     char *pj = prov_json(p);
-    hid_t f = h5io_create_netcdf(out);
+    h5io_id f = h5io_create_netcdf(out, err, sizeof err);
+    if (f < 0) die_data(NULL, "%s", err);
     write_attrs(f, pj, m->model[0] ? m->model : in, attn_checksum(r), optstr, m->L, m->H, o->seq_b - o->seq_a, seqs,
                 o->agg_sum, nrep);
     head_ids id = ids_from_attn(r);
     write_heads(f, &id);
     write_matrices(f, &A, o->agg_sum, 1);
     describe_file(f, &id, o->agg_sum, 1);
-    h5io_finish(f, out);
+    if (h5io_finish(f, out, err, sizeof err)) die_data(NULL, "%s", err);
     write_heads_tsv(o->tsv, pj, &A, &id);
     free(id.layer);
     free(id.head);
@@ -544,9 +552,12 @@ static int cmp_range(const void *x, const void *y) {
     return (p->a > q->a) - (p->a < q->a);
 }
 
-static void add_exact(hid_t f, const char *path, const char *name, an_fix *tot, int N, int full) {
-    hsize_t w3[3] = {N, N, 4}, w2[2] = {N, 4};
-    int *ex = full ? h5io_read_i32(f, path, name, 3, w3, NULL) : h5io_read_i32(f, path, name, 2, w2, NULL);
+static void add_exact(h5io_id f, const char *path, const char *name, an_fix *tot, int N, int full) {
+    h5io_size w3[3] = {N, N, 4}, w2[2] = {N, 4};
+    char err[2048];
+    int *ex = full ? h5io_read_i32(f, path, name, 3, w3, NULL, err, sizeof err)
+                   : h5io_read_i32(f, path, name, 2, w2, NULL, err, sizeof err);
+    if (!ex) die_data(NULL, "%s", err);
     if (full) {
         int p = 0;
         for (int a = 0; a < N; a++)
@@ -560,7 +571,9 @@ static void add_exact(hid_t f, const char *path, const char *name, an_fix *tot, 
 /* Copies a root string attribute into buf (no allocation survives, so a later die_data leaks
  * nothing). */
 static void need_str(dist_file *d, const char *key, char *buf, size_t cap) {
-    char *s = h5io_get_attr_str(d->f, "/", key);
+    char err[2048];
+    char *s = h5io_get_attr_str(d->f, "/", key, err, sizeof err);
+    if (!s && err[0]) die_data(NULL, "%s", err);
     if (!s) die_data(d->path, "missing attribute '%s'", key);
     snprintf(buf, cap, "%s", s);
     free(s);
@@ -570,7 +583,7 @@ static void need_str(dist_file *d, const char *key, char *buf, size_t cap) {
  * string attribute sequences. A merge of non-contiguous shards ("A:B,C:D") is not a shard. */
 static range shard_range(dist_file *d) {
     char sq[4096];
-    const char *key = H5Aexists(d->f, "sequence_range") > 0 ? "sequence_range" : "sequences";
+    const char *key = h5io_attr_exists(d->f, "/", "sequence_range") ? "sequence_range" : "sequences";
     need_str(d, key, sq, sizeof sq);
     range r;
     int end = 0;
@@ -608,6 +621,7 @@ static char *single_run_provenance(dist_file **d, int nin, const char *whole, lo
 }
 
 static void run_merge(const char *out, char **in, int nin, const char *tsv) {
+    char err[2048];
     dist_file **d = xmalloc(nin * sizeof *d);
     range *rg = xmalloc(nin * sizeof *rg);
     char optstr[512] = "", sha[80] = "", agg[16] = "";
@@ -616,7 +630,8 @@ static void run_merge(const char *out, char **in, int nin, const char *tsv) {
     long long nseq = 0;
     prov *p = prov_new();
     for (int i = 0; i < nin; i++) {
-        d[i] = dist_open(in[i]);
+        d[i] = dist_open(in[i], err, sizeof err);
+        if (!d[i]) die_data(NULL, "%s", err);
         char o[512], s[80], ag[16];
         need_str(d[i], "options", o, sizeof o);
         need_str(d[i], "input_sha256", s, sizeof s);
@@ -657,18 +672,22 @@ static void run_merge(const char *out, char **in, int nin, const char *tsv) {
     snprintf(whole, sizeof whole, "%d:%d", rg[0].a, rg[nin - 1].b);
     prov_opt_str(p, "merge", contiguous ? whole : sq.s);
     long long nrep = 0, x;
-    for (int i = 0; i < nin; i++)
-        if (h5io_get_attr_int(d[i]->f, "/", "zero_replaced", &x) == 0) nrep += x;
+    for (int i = 0; i < nin; i++) {
+        int got = h5io_get_attr_int(d[i]->f, "/", "zero_replaced", &x, err, sizeof err);
+        if (got < 0) die_data(NULL, "%s", err);
+        if (got == 0) nrep += x;
+    }
     char *pj = contiguous ? single_run_provenance(d, nin, whole, nrep) : NULL;
     if (!pj) pj = prov_json(p);
-    hid_t f = h5io_create_netcdf(out);
+    h5io_id f = h5io_create_netcdf(out, err, sizeof err);
+    if (f < 0) die_data(NULL, "%s", err);
     int agg_sum = strcmp(agg, "sum") == 0;
     write_attrs(f, pj, d[0]->model, sha, optstr, d[0]->L, d[0]->H, nseq, contiguous ? whole : sq.s, agg_sum, nrep);
     head_ids id = ids_from_dist(d[0]);
     write_heads(f, &id);
     write_matrices(f, &A, agg_sum, with_sq);
     describe_file(f, &id, agg_sum, with_sq);
-    h5io_finish(f, out);
+    if (h5io_finish(f, out, err, sizeof err)) die_data(NULL, "%s", err);
     write_heads_tsv(tsv, pj, &A, &id);
     free(id.layer);
     free(id.head);

@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <gsl/gsl_rng.h>
-#include <hdf5.h>
 #include <jansson.h>
 #include <libgen.h>
 #include <math.h>
@@ -495,29 +494,24 @@ static char *make_prov(const opts *o, const model *m, const char *tokpath, const
 /* ---- outputs ----------------------------------------------------------------------------- */
 
 typedef struct {
-    hid_t f, dset;
+    h5io_id f, dset;
     const char *path;
 } logits_out;
 
 static void logits_open(logits_out *lo, const char *path, const char *name, int S, int T, int V, const char *provjs) {
+    char err[2048];
     lo->path = path;
-    lo->f = h5io_create(path);
+    lo->f = h5io_create(path, err, sizeof err);
+    if (lo->f < 0) die_data(NULL, "%s", err);
     h5io_attr_str(lo->f, "/", "provenance", provjs);
-    hsize_t dims[3] = {(hsize_t)S, (hsize_t)T, (hsize_t)V};
-    hid_t sp = H5Screate_simple(3, dims, NULL);
-    lo->dset = H5Dcreate2(lo->f, name, H5T_IEEE_F32LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    H5Sclose(sp);
+    h5io_size dims[3] = {(h5io_size)S, (h5io_size)T, (h5io_size)V};
+    lo->dset = h5io_dataset_f32(lo->f, name, 3, dims);
     if (lo->dset < 0) die_data(path, "cannot create dataset '%s'", name);
 }
 
 static void logits_write(logits_out *lo, int s, int T, int V, const float *x) {
-    hsize_t start[3] = {(hsize_t)s, 0, 0}, count[3] = {1, (hsize_t)T, (hsize_t)V};
-    hid_t fs = H5Dget_space(lo->dset), ms = H5Screate_simple(3, count, NULL);
-    H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL);
-    herr_t e = H5Dwrite(lo->dset, H5T_NATIVE_FLOAT, ms, fs, H5P_DEFAULT, x);
-    H5Sclose(ms);
-    H5Sclose(fs);
-    if (e < 0) die_data(lo->path, "cannot write sequence %d", s);
+    h5io_size start[3] = {(h5io_size)s, 0, 0}, count[3] = {1, (h5io_size)T, (h5io_size)V};
+    if (h5io_write_slab_f32(lo->dset, 3, start, count, x) < 0) die_data(lo->path, "cannot write sequence %d", s);
 }
 
 /* −log softmax(z)[id] over V logits, in double. */
@@ -580,7 +574,7 @@ static void write_blocks(attn_writer *w, int s, const float *all, const model_co
 
 static void write_index(attn_writer *w, const char *name, const int *idx, int n, int total) {
     if (n == total) return;
-    hsize_t d = (hsize_t)n;
+    h5io_size d = (h5io_size)n;
     h5io_write_i32(attn_writer_file(w), name, 1, &d, idx);
 }
 
@@ -754,7 +748,7 @@ static void setup(run *r) {
 
 /* What --merge needs beyond an attention file: the range, the whole run's S and provenance. */
 static void write_shard_attrs(run *r) {
-    hid_t f = attn_writer_file(r->w);
+    h5io_id f = attn_writer_file(r->w);
     h5io_attr_str(f, "/", "shard_sequences", r->o.seqs);
     h5io_attr_int(f, "/", "shard_of", r->whole_S);
     h5io_attr_str(f, "/", "whole_provenance", r->whole_provjs);
@@ -763,6 +757,7 @@ static void write_shard_attrs(run *r) {
 /* The attention file (tokens, validity, selected indices) and the logits file, plus buffers
  * for one batch. */
 static void open_outputs(run *r, int B) {
+    char err[2048];
     const opts *o = &r->o;
     const model_config *c = &r->m->cfg;
     const batch *b = &r->b;
@@ -775,7 +770,8 @@ static void open_outputs(run *r, int B) {
         snprintf(meta.text, sizeof meta.text, "%s", o->text ? o->text : o->ids);
         attn_set_deflate(o->deflate);
         meta.Q = r->Q;
-        r->w = r->qpos ? attn_create_rows(o->out, &meta, r->provjs, r->qpos) : attn_create(o->out, &meta, r->provjs);
+        r->w = attn_create_rows(o->out, &meta, r->provjs, r->qpos, err, sizeof err);
+        if (!r->w) die_data(NULL, "%s", err);
         if (o->seqs) write_shard_attrs(r);
         attn_write_tokens(r->w, b->ids);
         if (b->padded || !c->causal) attn_write_valid(r->w, b->valid);
@@ -875,16 +871,17 @@ static void run_batches(run *r, int B) {
 
 /* Commit the outputs; perplexity on stdout unless stdout already carries a file. */
 static void finish(run *r) {
+    char err[2048];
     const opts *o = &r->o;
     double ppl = r->nll_n ? exp(r->nll_sum / r->nll_n) : NAN;
     if (o->nll) write_nll(o->nll, r->provjs, ppl, r->nll_n, &r->rows);
     if (o->logits) {
-        H5Dclose(r->lo.dset);
-        h5io_finish(r->lo.f, o->logits);
+        h5io_close_dataset(r->lo.dset);
+        if (h5io_finish(r->lo.f, o->logits, err, sizeof err)) die_data(NULL, "%s", err);
     }
     if (r->w) {
         h5io_label_attention(attn_writer_file(r->w));
-        attn_finish(r->w);
+        if (attn_finish(r->w, err, sizeof err)) die_data(NULL, "%s", err);
     }
     int stdout_busy = (r->w && cli_is_stdio(o->out)) || (o->nll && cli_is_stdio(o->nll)) ||
                       (o->logits && cli_is_stdio(o->logits));
@@ -987,6 +984,7 @@ static void image_setup(run *r, image_run *ir) {
 /* The attention file (no token ids: image names and checksums in the 'images' attribute as
  * name<TAB>sha256 lines), the logits file and the buffers of one batch. */
 static void image_outputs(run *r, const image_run *ir, int B) {
+    char err[2048];
     const opts *o = &r->o;
     const model_config *c = &r->m->cfg;
     int T = c->max_pos;
@@ -997,7 +995,8 @@ static void image_outputs(run *r, const image_run *ir, int B) {
         snprintf(meta.family, sizeof meta.family, "%s", c->model_type);
         snprintf(meta.text, sizeof meta.text, "%s", o->images);
         attn_set_deflate(o->deflate);
-        r->w = attn_create(o->out, &meta, r->provjs);
+        r->w = attn_create(o->out, &meta, r->provjs, err, sizeof err);
+        if (!r->w) die_data(NULL, "%s", err);
         strbuf names = {0};
         for (int i = 0; i < ir->n; i++) sb_printf(&names, "%s\t%s\n", ir->paths[i], ir->sha[i]);
         h5io_attr_str(attn_writer_file(r->w), "/", "images", names.s);
@@ -1081,6 +1080,7 @@ static void image_batches(run *r, const image_run *ir, int B) {
 }
 
 static void run_images(run *r) {
+    char err[2048];
     static image_run ir;
     const opts *o = &r->o;
     image_setup(r, &ir);
@@ -1094,16 +1094,16 @@ static void run_images(run *r) {
         sb_free(&out);
     }
     if (o->logits) {
-        H5Dclose(r->lo.dset);
-        h5io_finish(r->lo.f, o->logits);
+        h5io_close_dataset(r->lo.dset);
+        if (h5io_finish(r->lo.f, o->logits, err, sizeof err)) die_data(NULL, "%s", err);
     }
     if (o->pixels) {
-        H5Dclose(r->px.dset);
-        h5io_finish(r->px.f, o->pixels);
+        h5io_close_dataset(r->px.dset);
+        if (h5io_finish(r->px.f, o->pixels, err, sizeof err)) die_data(NULL, "%s", err);
     }
     if (r->w) {
         h5io_label_attention(attn_writer_file(r->w));
-        attn_finish(r->w);
+        if (attn_finish(r->w, err, sizeof err)) die_data(NULL, "%s", err);
     }
     image_list_free(ir.paths, ir.n);
     for (int i = 0; ir.labels && i < r->m->cfg.vocab; i++) free(ir.labels[i]);
@@ -1162,34 +1162,26 @@ typedef struct {
     int a, b, whole_S, deflate;
     char *whole_prov;
     int *layer_index, *head_index;   /* NULL when the file has none (all layers / heads) */
-    hsize_t n_layer_index, n_head_index;
+    h5io_size n_layer_index, n_head_index;
 } shard;
 
 /* Deflate level of the shard's attention dataset (0 when uncompressed), as --deflate set it. */
 static int shard_deflate(const shard *sh) {
-    hid_t d = H5Dopen2(attn_reader_file(sh->r), "attention", H5P_DEFAULT);
-    hid_t dcpl = d < 0 ? -1 : H5Dget_create_plist(d);
-    int level = 0, n = dcpl < 0 ? -1 : H5Pget_nfilters(dcpl);
-    for (int i = 0; i < n; i++) {
-        unsigned flags, cd[8];
-        size_t ncd = 8;
-        if (H5Pget_filter2(dcpl, (unsigned)i, &flags, &ncd, cd, 0, NULL, NULL) == H5Z_FILTER_DEFLATE && ncd >= 1)
-            level = cd[0] <= 9 ? (int)cd[0] : -1;
-    }
-    if (dcpl >= 0) H5Pclose(dcpl);
-    if (d >= 0) H5Dclose(d);
-    if (n < 0 || level < 0) die_data(sh->path, "cannot read the compression of dataset 'attention'");
+    int level = h5io_deflate_level(attn_reader_file(sh->r), "attention");
+    if (level < 0) die_data(sh->path, "cannot read the compression of dataset 'attention'");
     return level;
 }
 
 /* layer_index / head_index: as many entries as the file has layers / heads (want), each an
  * index that fits the model's (at most 2^16). */
-static int *shard_index(const shard *sh, const char *name, int want, hsize_t *n) {
-    hid_t f = attn_reader_file(sh->r);
+static int *shard_index(const shard *sh, const char *name, int want, h5io_size *n) {
+    h5io_id f = attn_reader_file(sh->r);
     if (!h5io_exists(f, name)) return NULL;
-    hsize_t w[1] = {(hsize_t)want};
-    int *v = h5io_read_i32(f, sh->path, name, 1, w, n);
-    for (hsize_t i = 0; i < *n; i++)
+    h5io_size w[1] = {(h5io_size)want};
+    char err[2048];
+    int *v = h5io_read_i32(f, sh->path, name, 1, w, n, err, sizeof err);
+    if (!v) die_data(NULL, "%s", err);
+    for (h5io_size i = 0; i < *n; i++)
         if (v[i] < 0 || v[i] >= 1 << 16) {
             int bad = v[i];
             free(v);
@@ -1200,14 +1192,20 @@ static int *shard_index(const shard *sh, const char *name, int want, hsize_t *n)
 
 /* One shard: an attention file written by --seqs, its range checked against what it holds. */
 static void shard_open(shard *sh, const char *path) {
+    char err[2048];
     sh->path = path;
-    sh->r = attn_open(path);
-    hid_t f = attn_reader_file(sh->r);
+    sh->r = attn_open(path, err, sizeof err);
+    if (!sh->r) die_data(NULL, "%s", err);
+    h5io_id f = attn_reader_file(sh->r);
     const attn_meta *m = attn_meta_get(sh->r);
-    char *range = h5io_get_attr_str(f, "/", "shard_sequences");
+    char *range = h5io_get_attr_str(f, "/", "shard_sequences", err, sizeof err);
+    if (!range && err[0]) die_data(NULL, "%s", err);
     long long whole;
-    sh->whole_prov = h5io_get_attr_str(f, "/", "whole_provenance");
-    if (!range || !sh->whole_prov || h5io_get_attr_int(f, "/", "shard_of", &whole) != 0) {
+    sh->whole_prov = h5io_get_attr_str(f, "/", "whole_provenance", err, sizeof err);
+    if (!sh->whole_prov && err[0]) die_data(NULL, "%s", err);
+    int got = range && sh->whole_prov ? h5io_get_attr_int(f, "/", "shard_of", &whole, err, sizeof err) : 1;
+    if (got < 0) die_data(NULL, "%s", err);
+    if (got > 0) {
         free(range);
         die_data(path, "not a shard of extract --seqs (no 'shard_sequences', 'shard_of' or 'whole_provenance' attribute)");
     }
@@ -1227,7 +1225,7 @@ static void shard_open(shard *sh, const char *path) {
     sh->head_index = shard_index(sh, "head_index", m->H, &sh->n_head_index);
 }
 
-static int same_index(const int *x, hsize_t nx, const int *y, hsize_t ny) {
+static int same_index(const int *x, h5io_size nx, const int *y, h5io_size ny) {
     return (!x && !y) || (x && y && nx == ny && !memcmp(x, y, nx * sizeof *x));
 }
 
@@ -1266,34 +1264,36 @@ static void shard_check_cover(const shard *sh, int n) {
 /* The shards' windows in order, through the same HDF5 calls as one run (open_outputs,
  * run_batches, finish), so that the file's bytes are those of one run. */
 static void merge_write(const char *out, shard *sh, int n) {
+    char err[2048];
     attn_meta meta = *attn_meta_get(sh[0].r);
     meta.S = sh[0].whole_S;
     size_t T = (size_t)meta.T, tt = T * T, st = (size_t)meta.S * T;
     attn_set_deflate(sh[0].deflate);
-    attn_writer *w = attn_create(out, &meta, sh[0].whole_prov);
+    attn_writer *w = attn_create(out, &meta, sh[0].whole_prov, err, sizeof err);
+    if (!w) die_data(NULL, "%s", err);
     static int32_t *tokens;
     static uint8_t *valid;
     static float *block;
     tokens = xmalloc(st * sizeof *tokens);
     valid = xmalloc(st);
     for (int i = 0; i < n; i++) {
-        attn_read_tokens(sh[i].r, tokens + (size_t)sh[i].a * T);
+        if (attn_read_tokens(sh[i].r, tokens + (size_t)sh[i].a * T, err, sizeof err)) die_data(NULL, "%s", err);
         attn_read_valid(sh[i].r, valid + (size_t)sh[i].a * T);
     }
     attn_write_tokens(w, tokens);
     if (attn_has_valid(sh[0].r)) attn_write_valid(w, valid);
-    hid_t f = attn_writer_file(w);
+    h5io_id f = attn_writer_file(w);
     if (sh[0].layer_index) h5io_write_i32(f, "layer_index", 1, &sh[0].n_layer_index, sh[0].layer_index);
     if (sh[0].head_index) h5io_write_i32(f, "head_index", 1, &sh[0].n_head_index, sh[0].head_index);
     block = xmalloc(sizeof *block * tt * (size_t)meta.H);
     for (int i = 0; i < n; i++)
         for (int s = sh[i].a; s < sh[i].b; s++)
             for (int l = 0; l < meta.L; l++) {
-                attn_read_block(sh[i].r, s - sh[i].a, l, block);
+                if (attn_read_block(sh[i].r, s - sh[i].a, l, block, err, sizeof err)) die_data(NULL, "%s", err);
                 attn_write_block(w, s, l, block);
             }
     h5io_label_attention(f);
-    attn_finish(w);
+    if (attn_finish(w, err, sizeof err)) die_data(NULL, "%s", err);
     free(tokens);
     free(valid);
     free(block);

@@ -99,13 +99,17 @@ static int parse_ids(const char *opt, const char *s, int32_t *out, int max) {
 
 static void parse_pair(const char *opt, const char *s, double *lo, double *hi) {
     double v[2];
-    if (an_parse_list(opt, s, v, 2) != 2) die_usage("--%s: expected LO,HI", opt);
+    char why[256];
+    int n = an_parse_list(opt, s, v, 2, why, sizeof why);
+    if (n < 0) die_usage("%s", why);
+    if (n != 2) die_usage("--%s: expected LO,HI", opt);
     if (!(v[0] >= 0 && v[0] <= v[1] && v[1] <= 1)) die_usage("--%s: need 0 <= LO <= HI <= 1", opt);
     *lo = v[0];
     *hi = v[1];
 }
 
 static void parse_args(int argc, char **argv, fr_opts *o) {
+    char why[256];
     enum { O_MINQ = 256, O_TR, O_TZ, O_TOK, O_SPEC, O_ZD, O_MSS, O_CS, O_CN, O_BS, O_MSH, O_MLF,
            O_PS, O_PT, O_PRM, O_PRT, O_PRC, O_PP, O_PD, O_HEADS, O_LAYERS, O_LABEL, O_THR, O_KEYS };
     static const struct option lo[] = {
@@ -142,7 +146,8 @@ static void parse_args(int argc, char **argv, fr_opts *o) {
         case O_PS: o->paper = 1; break;
         case O_PT:
             o->paper_tau_arg = optarg;
-            o->npaper_tau = an_parse_list("paper-tau", optarg, o->paper_tau, MAX_TAU);
+            o->npaper_tau = an_parse_list("paper-tau", optarg, o->paper_tau, MAX_TAU, why, sizeof why);
+            if (o->npaper_tau < 0) die_usage("%s", why);
             for (int i = 0; i < o->npaper_tau; i++)
                 if (!(o->paper_tau[i] >= 0 && o->paper_tau[i] < 1))
                     die_usage("--paper-tau: %g is not in [0, 1)", o->paper_tau[i]);
@@ -483,10 +488,14 @@ typedef struct {
 } frames_acc;
 
 static void original_ids(attn_reader *r, frames_acc *F) {
-    hid_t f = attn_reader_file(r);
-    hsize_t wl[1] = {F->L}, wh[1] = {F->H};
-    F->layer_id = h5io_exists(f, "layer_index") ? h5io_read_i32(f, attn_path(r), "layer_index", 1, wl, NULL) : NULL;
-    F->head_id = h5io_exists(f, "head_index") ? h5io_read_i32(f, attn_path(r), "head_index", 1, wh, NULL) : NULL;
+    h5io_id f = attn_reader_file(r);
+    h5io_size wl[1] = {F->L}, wh[1] = {F->H};
+    char err[2048];
+    F->layer_id = F->head_id = NULL;
+    if (h5io_exists(f, "layer_index") && !(F->layer_id = h5io_read_i32(f, attn_path(r), "layer_index", 1, wl, NULL, err, sizeof err)))
+        die_data(NULL, "%s", err);
+    if (h5io_exists(f, "head_index") && !(F->head_id = h5io_read_i32(f, attn_path(r), "head_index", 1, wh, NULL, err, sizeof err)))
+        die_data(NULL, "%s", err);
     if (!F->layer_id) {
         F->layer_id = xmalloc(F->L * sizeof(int));
         for (int l = 0; l < F->L; l++) F->layer_id[l] = l;
@@ -501,6 +510,7 @@ static void original_ids(attn_reader *r, frames_acc *F) {
 
 static void accumulate(const fr_opts *o, attn_reader *rd, frames_acc *F, const token_classes *tc,
                        const int32_t *ids, const uint8_t *valid) {
+    char err[2048];
     const attn_meta *m = attn_meta_get(rd);
     int T = m->T, H = m->H;
     float *buf = xmalloc((size_t)H * m->Q * T * sizeof *buf);
@@ -511,7 +521,7 @@ static void accumulate(const fr_opts *o, attn_reader *rd, frames_acc *F, const t
         const uint8_t *vs = attn_has_valid(rd) ? valid + (size_t)s * T : NULL;
         sequence_classes(tc, m, ids + (size_t)s * T, vs, cls);
         for (int l = 0; l < m->L; l++) {
-            attn_read_block(rd, s, l, buf);
+            if (attn_read_block(rd, s, l, buf, err, sizeof err)) die_data(NULL, "%s", err);
             #pragma omp parallel
             {
             /* scratch on the heap: T may be far larger than a thread's stack allows */
@@ -708,7 +718,9 @@ static const char LABEL_HEADER[] =
 
 static void write_h5(const fr_opts *o, const attn_meta *m, const frames_acc *F, const head_res *hr,
                      const model_res *mr, const char *pj) {
-    hid_t f = h5io_create(o->h5);
+    char err[2048];
+    h5io_id f = h5io_create(o->h5, err, sizeof err);
+    if (f < 0) die_data(NULL, "%s", err);
     size_t NT = (size_t)F->N * F->T;
     double *r = xmalloc(NT * sizeof *r), *u = xmalloc(NT * sizeof *u), *z = xmalloc(NT * sizeof *z);
     for (size_t i = 0; i < NT; i++) {
@@ -717,7 +729,7 @@ static void write_h5(const fr_opts *o, const attn_meta *m, const frames_acc *F, 
         u[i] = n ? F->usum[i] / n : NAN;
         z[i] = n ? F->zsum[i] / n : NAN;
     }
-    hsize_t d3[3] = {F->L, F->H, F->T}, d2[2] = {F->L, F->H}, dc[3] = {F->L, F->H, NCLASS};
+    h5io_size d3[3] = {F->L, F->H, F->T}, d2[2] = {F->L, F->H}, dc[3] = {F->L, F->H, NCLASS};
     h5io_write_f64(f, "r", 3, d3, r);
     h5io_write_f64(f, "u", 3, d3, u);
     h5io_write_f64(f, "z", 3, d3, z);
@@ -734,7 +746,7 @@ static void write_h5(const fr_opts *o, const attn_meta *m, const frames_acc *F, 
     static const char *QN[4] = {"head/seq_share", "head/n_ref", "head/p1", "head/n_eff"};
     for (int k = 0; k < 4; k++) h5io_write_f64(f, QN[k], 2, d2, q[k]);
     h5io_write_f64(f, "head/class_share", 3, dc, cs);
-    hsize_t dl[1] = {F->L}, dh[1] = {F->H};
+    h5io_size dl[1] = {F->L}, dh[1] = {F->H};
     h5io_write_i32(f, "layer_index", 1, dl, F->layer_id);
     h5io_write_i32(f, "head_index", 1, dh, F->head_id);
     attn_write_shape_attrs(f, "attncoda-frames", m);
@@ -743,19 +755,21 @@ static void write_h5(const fr_opts *o, const attn_meta *m, const frames_acc *F, 
     h5io_attr_str(f, "/", "model_label", LABEL_NAME[mr->label]);
     h5io_attr_str(f, "/", "model", m->model);
     h5io_attr_str(f, "/", "provenance", pj);
-    h5io_finish(f, o->h5);
+    if (h5io_finish(f, o->h5, err, sizeof err)) die_data(NULL, "%s", err);
     free(r); free(u); free(z); free(lab); free(cs);
     for (int k = 0; k < 4; k++) free(q[k]);
 }
 
 int main(int argc, char **argv) {
+    char err[2048];
     cli_init(argv[0]);
     fr_opts o;
     parse_args(argc, argv, &o);
     const char *outs[] = {o.h5, o.heads, o.layers, o.keys, o.label};
     for (size_t i = 0; i < sizeof outs / sizeof *outs; i++) cli_out_plan(outs[i]);
     if (o.threads) omp_set_num_threads(o.threads);
-    attn_reader *rd = attn_open(o.in);
+    attn_reader *rd = attn_open(o.in, err, sizeof err);
+    if (!rd) die_data(NULL, "%s", err);
     const attn_meta *m = attn_meta_get(rd);
     if (o.min_query >= m->T && o.min_query_given) die_usage("--min-query %d is not below T = %d", o.min_query, m->T);
     if (o.min_query >= m->T)   /* the default: the file is too short, no option is wrong */
@@ -767,7 +781,7 @@ int main(int argc, char **argv) {
     token_classes tc = load_classes(&o, m);
     int32_t *ids = xmalloc((size_t)m->S * m->T * sizeof *ids);
     uint8_t *valid = xmalloc((size_t)m->S * m->T);
-    attn_read_tokens(rd, ids);
+    if (attn_read_tokens(rd, ids, err, sizeof err)) die_data(NULL, "%s", err);
     attn_read_valid(rd, valid);
     check_ids(attn_path(rd), &tc, m, ids);
     frames_acc F = {.L = m->L, .H = m->H, .T = m->T, .N = m->L * m->H};

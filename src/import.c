@@ -396,7 +396,8 @@ static int infer_causal(importer *im, double *blk) {
     for (int s = 0; s < S; s++)
         for (int l = 0; l < L; l++) {
             int64_t lead[2];
-            ai_read_block(block_array(&im->g, s, l, lead), lead, blk);
+            char err[2048];
+            if (ai_read_block(block_array(&im->g, s, l, lead), lead, blk, err, sizeof err)) die_data(NULL, "%s", err);
             for (int h = 0; h < H; h++)
                 for (int i = 0; i < Q; i++) {
                     int t = query_of(im, s, i);
@@ -429,14 +430,14 @@ static void convert_all(importer *im, attn_writer *w, double *blk) {
     /* held in im so that an exit through die_data leaves nothing unreachable */
     float *out = im->out = xmalloc(sizeof *out * (size_t)H * Q * T);
     double *g = im->row = xmalloc(sizeof *g * (size_t)T);
-    char why[256];
+    char why[256], err[2048];
     progress pg;
     progress_begin(&pg, "import", "blocks", (double)S * L);
     for (int s = 0; s < S; s++)
         for (int l = 0; l < L; l++) {
             int64_t lead[2];
             ai_array *a = block_array(&im->g, s, l, lead);
-            ai_read_block(a, lead, blk);
+            if (ai_read_block(a, lead, blk, err, sizeof err)) die_data(NULL, "%s", err);
             const uint8_t *vs = im->valid ? im->valid + (size_t)s * T : NULL;
             for (int h = 0; h < H; h++)
                 for (int i = 0; i < Q; i++) {
@@ -513,7 +514,12 @@ int main(int argc, char **argv) {
     parse_args(argc, argv, &o);
     cli_out_plan(o.out);
     ai_set *set = ai_new();
-    for (int i = 0; i < o.ninputs; i++) ai_add(set, o.inputs[i]);
+    char err[2048];
+    for (int i = 0; i < o.ninputs; i++) {
+        int rc = ai_add(set, o.inputs[i], err, sizeof err);
+        if (rc == -2) die_usage("%s", err);
+        if (rc < 0) die_data(NULL, "%s", err);
+    }
     importer im = {.o = &o, .g = find_layout(set, o.layout, o.query_pos != NULL), .hint = ""};
     int S = im.g.S, T = im.g.T;
     if (o.sink >= T) die_usage("--sink %d is not below T = %d", o.sink, T);
@@ -545,15 +551,16 @@ int main(int argc, char **argv) {
     snprintf(m.text, sizeof m.text, "%s", o.text);
     char *pj = provenance(&o, &im, tok_sha, val_sha, qpos_sha);
     m.Q = im.g.Q;
-    attn_writer *w = attn_create_rows(o.out, &m, pj, im.qpos);
+    attn_writer *w = attn_create_rows(o.out, &m, pj, im.qpos, err, sizeof err);
+    if (!w) die_data(NULL, "%s", err);
     convert_all(&im, w, blk);
     if (tokens) attn_write_tokens(w, tokens);
     if (im.valid) attn_write_valid(w, im.valid);
-    hid_t f = attn_writer_file(w);
+    h5io_id f = attn_writer_file(w);
     h5io_attr_int(f, "/", "zero_replaced", im.zeros);
     h5io_attr_int(f, "/", "causal_inferred", o.causal < 0);
     h5io_label_attention(f);
-    attn_finish(w);
+    if (attn_finish(w, err, sizeof err)) die_data(NULL, "%s", err);
     report_layout(&im.g);
     ai_close(set);
     free(blk);

@@ -94,7 +94,7 @@ typedef struct {
     double sp[16];
     int nsp, want[16], maxwant;
     const char *dir;
-    hid_t h5;            /* -o FILE, or -1 */
+    h5io_id h5;            /* -o FILE, or -1 */
 } targets;
 
 static void emit(const char *metric, const char *maskname, unsigned long seed, const int *order, const double *red, int n,
@@ -104,7 +104,7 @@ static void emit(const char *metric, const char *maskname, unsigned long seed, c
                d->head_index[order[i]], red ? red[i] : NAN);
     if (tg->h5 >= 0 && n > 0) {
         char name[96];
-        hsize_t dn[1] = {n};
+        h5io_size dn[1] = {n};
         snprintf(name, sizeof name, "order/%s", maskname);
         h5io_write_i32(tg->h5, name, 1, dn, order);
         if (red) {
@@ -137,6 +137,7 @@ static void plan_masks(const targets *tg, const char *metrics, int nseeds) {
 }
 
 int main(int argc, char **argv) {
+    char err[2048];
     cli_init("prune-rank");
     h5io_quiet();
     const char *metrics_arg = "js_keep,js_drop,aitchison,content_full";
@@ -150,7 +151,9 @@ int main(int argc, char **argv) {
     while ((c = getopt_long(argc, argv, "ho:", lo, NULL)) != -1) {
         switch (c) {
         case 'm': metrics_arg = optarg; break;
-        case 's': tg.nsp = an_parse_list("sparsity", optarg, tg.sp, 16); break;
+        case 's':
+            if ((tg.nsp = an_parse_list("sparsity", optarg, tg.sp, 16, err, sizeof err)) < 0) die_usage("%s", err);
+            break;
         case 'r': nseeds = (int)cli_parse_long("random-seeds", optarg, 0, 1000); break;
         case 'd': tg.dir = optarg; break;
         case 'o': out = optarg; break;
@@ -174,7 +177,8 @@ int main(int argc, char **argv) {
         if (stat(tg.dir, &st) != 0 || !S_ISDIR(st.st_mode)) die_usage("--masks-dir: '%s' is not a directory", tg.dir);
     }
     plan_masks(&tg, metrics, nseeds);
-    dist_file *d = dist_open(argv[optind]);
+    dist_file *d = dist_open(argv[optind], err, sizeof err);
+    if (!d) die_data(NULL, "%s", err);
     int N = d->N;
     for (int j = 0; j < tg.nsp; j++) {
         tg.want[j] = (int)lround(tg.sp[j] * N);
@@ -192,10 +196,11 @@ int main(int argc, char **argv) {
     char *pj = prov_json(p);
     tsv_begin(stdout, pj, "metric\tseed\trank\thead\tlayer\tindex\tredundancy");
     if (out) {
-        tg.h5 = h5io_create(out);
+        tg.h5 = h5io_create(out, err, sizeof err);
+        if (tg.h5 < 0) die_data(NULL, "%s", err);
         h5io_attr_str(tg.h5, "/", "format", "attncoda-prune-rank");
         h5io_attr_str(tg.h5, "/", "provenance", pj);
-        hsize_t d1[1] = {N};
+        h5io_size d1[1] = {N};
         h5io_write_i32(tg.h5, "head_layer", 1, d1, d->head_layer);
         h5io_write_i32(tg.h5, "head_index", 1, d1, d->head_index);
     }
@@ -203,7 +208,8 @@ int main(int argc, char **argv) {
     double *red = xmalloc(N * sizeof *red);
     save = NULL;
     for (char *m = strtok_r(metrics, ",", &save); m; m = strtok_r(NULL, ",", &save)) {
-        double *D = dist_matrix(d, m);
+        double *D = dist_matrix(d, m, err, sizeof err);
+        if (!D) die_data(NULL, "%s", err);
         int n = greedy_order(D, d, tg.maxwant, order, red);
         emit(m, m, 0, order, red, n, d, &tg, pj);
         free(D);
@@ -214,7 +220,7 @@ int main(int argc, char **argv) {
         int n = random_order(d, s, tg.maxwant, order);
         emit("random", name, s, order, NULL, n, d, &tg, pj);
     }
-    if (out) h5io_finish(tg.h5, out);
+    if (out) if (h5io_finish(tg.h5, out, err, sizeof err)) die_data(NULL, "%s", err);
     free(order);
     free(red);
     free(pj);

@@ -52,8 +52,10 @@ static double sd(const double *x, int n) {
 
 /* Appends the models of one argument (distance file or TSV) to *ms. */
 static void load_models(const char *path, model **ms, int *n, prov *p) {
+    char err[2048];
     if (an_is_hdf5(path) || cli_is_stdio(path)) {
-        dist_file *d = dist_open(path);
+        dist_file *d = dist_open(path, err, sizeof err);
+        if (!d) die_data(NULL, "%s", err);
         *ms = xrealloc(*ms, (*n + 1) * sizeof **ms);
         (*ms)[*n].name = xstrdup(d->model);
         (*ms)[*n].disp = sd(d->head_sink, d->N);
@@ -65,7 +67,8 @@ static void load_models(const char *path, model **ms, int *n, prov *p) {
     }
     char sha[65];
     if (cli_sha256_file(path, sha) != 0) die_data(path, "cannot read: %s", strerror(errno));
-    tsv_table *t = tsv_read(path);
+    tsv_table *t = tsv_read(path, err, sizeof err);
+    if (!t) die_data(NULL, "%s", err);
     int cm = tsv_col(t, "model"), cd = tsv_col(t, "dispersion"), ch = tsv_col(t, "heads");
     if (cm < 0 || cd < 0) die_data(path, "needs columns 'model' and 'dispersion'");
     if (t->nrow == 0) die_data(path, "no model rows (only a header)");
@@ -105,10 +108,12 @@ static void load_list(const char *list, model **ms, int *n, prov *p) {
 
 
 static prune_set load_pruning(const char *list, prov *p) {
+    char err[2048];
     prune_set ps = {0};
     char *dup = xstrdup(list), *save = NULL;
     for (char *s = strtok_r(dup, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
-        tsv_table *t = tsv_read(s);
+        tsv_table *t = tsv_read(s, err, sizeof err);
+        if (!t) die_data(NULL, "%s", err);
         const char *need[] = {"model", "metric", "sparsity", "perplexity"};
         for (int i = 0; i < 4; i++)
             if (tsv_col(t, need[i]) < 0) die_data(s, "pruning table needs column '%s'", need[i]);

@@ -79,13 +79,15 @@ static int *draw_triples(int N, long nt, unsigned long seed) {
 }
 
 static void write_h5(const char *out, const char *pj, const result *r) {
-    hid_t f = h5io_create(out);
+    char err[2048];
+    h5io_id f = h5io_create(out, err, sizeof err);
+    if (f < 0) die_data(NULL, "%s", err);
     h5io_attr_str(f, "/", "provenance", pj);
     h5io_attr_str(f, "/", "format", "attncoda-reversal");
     char names[512] = "";
     for (int i = 0; i < NPAIRS; i++) strcat(strcat(names, i ? "," : ""), pairs[i][0]);
     h5io_attr_str(f, "/", "metrics", names);
-    hsize_t d[1] = {NPAIRS};
+    h5io_size d[1] = {NPAIRS};
     double v[NPAIRS];
     int iv[NPAIRS];
 #define COL_I(field, name) for (int i = 0; i < NPAIRS; i++) iv[i] = (int)r[i].field; h5io_write_i32(f, name, 1, d, iv)
@@ -96,10 +98,11 @@ static void write_h5(const char *out, const char *pj, const result *r) {
     COL_D(rate, "flip_rate");
     COL_D(lo, "wilson_lo");
     COL_D(hi, "wilson_hi");
-    h5io_finish(f, out);
+    if (h5io_finish(f, out, err, sizeof err)) die_data(NULL, "%s", err);
 }
 
 int main(int argc, char **argv) {
+    char err[2048];
     cli_init("reversal");
     h5io_quiet();
     long nt = 50000;
@@ -121,12 +124,14 @@ int main(int argc, char **argv) {
     cli_operands(argc, argv, 1, 1, "one distance file");
     cli_out_plan(out);
     if (out && cli_is_stdio(out)) die_usage("-o -: the table already goes to stdout; give a file name");
-    dist_file *d = dist_open(argv[optind]);
+    dist_file *d = dist_open(argv[optind], err, sizeof err);
+    if (!d) die_data(NULL, "%s", err);
     if (d->N < 3) die_data(d->path, "%d heads: triples need at least 3", d->N);
     int *tri = draw_triples(d->N, nt, seed);
     result r[NPAIRS];
     for (int i = 0; i < NPAIRS; i++) {
-        double *K = dist_matrix(d, pairs[i][1]), *P = dist_matrix(d, pairs[i][2]);
+        double *K = dist_matrix(d, pairs[i][1], err, sizeof err), *P = K ? dist_matrix(d, pairs[i][2], err, sizeof err) : NULL;
+        if (!P) die_data(NULL, "%s", err);
         r[i] = count_flips(K, P, d->N, tri, nt);
         free(K);
         free(P);

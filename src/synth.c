@@ -200,6 +200,7 @@ static char *provenance(const synth_opts *o) {
 }
 
 int main(int argc, char **argv) {
+    char err[2048];
     cli_init(argv[0]);
     synth_opts o;
     const char *out = parse_args(argc, argv, &o);
@@ -209,7 +210,8 @@ int main(int argc, char **argv) {
     snprintf(m.family, sizeof m.family, "synth");
     snprintf(m.text, sizeof m.text, "synthetic (seed %lu)", o.seed);
     char *prov_js = provenance(&o);
-    attn_writer *w = attn_create(out, &m, prov_js);
+    attn_writer *w = attn_create(out, &m, prov_js, err, sizeof err);
+    if (!w) die_data(NULL, "%s", err);
     gsl_rng *rc = gsl_rng_alloc(gsl_rng_mt19937), *rs = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(rc, o.seed);
     gsl_rng_set(rs, o.seed ^ 0x5eed5eedUL);
@@ -234,7 +236,7 @@ int main(int argc, char **argv) {
     attn_write_tokens(w, tokens);
     if (o.pad) attn_write_valid(w, valid);
     h5io_label_attention(attn_writer_file(w));
-    attn_finish(w);
+    if (attn_finish(w, err, sizeof err)) die_data(NULL, "%s", err);
     gsl_rng_free(rc);
     gsl_rng_free(rs);
     free(buf); free(lpi); free(valid); free(tokens); free(prov_js); free(o.sink_mass);

@@ -148,13 +148,15 @@ static void compare_cell(const char *rel, int row, const char *col, const char *
 }
 
 static void compare_file(const char *edir, const char *rdir, const char *rel, const tols *ts, tally *ty) {
+    char err[2048];
     char ep[4096], rp[4096];
     snprintf(ep, sizeof ep, "%s/%s", edir, rel);
     snprintf(rp, sizeof rp, "%s/%s", rdir, rel);
     ty->files++;
     struct stat st;
     if (stat(rp, &st) != 0) { printf("%s: missing in %s\n", rel, rdir); ty->bad++; return; }
-    tsv_table *e = tsv_read(ep), *g = tsv_read(rp);
+    tsv_table *e = tsv_read(ep, err, sizeof err), *g = e ? tsv_read(rp, err, sizeof err) : NULL;
+    if (!g) die_data(NULL, "%s", err);
     int *map = xmalloc((e->ncol + 1) * sizeof *map);
     for (int c = 0; c < e->ncol; c++) {
         map[c] = tsv_col(g, e->col[c]);
@@ -215,6 +217,7 @@ static int run_check(const char *edir, const char *rdir, const char *tolfile) {
 }
 
 int main(int argc, char **argv) {
+    char err[2048];
     cli_init("tabulate");
     int latex = 0, digits = 0, check = 0;
     const char *tolfile = NULL, *caption = NULL;
@@ -243,7 +246,8 @@ int main(int argc, char **argv) {
     if (tolfile) die_usage("--tolerances only goes with --check");
     int nin = argc - optind;
     for (int i = 0; i < (nin ? nin : 1); i++) {
-        tsv_table *t = tsv_read(nin ? argv[optind + i] : "-");
+        tsv_table *t = tsv_read(nin ? argv[optind + i] : "-", err, sizeof err);
+        if (!t) die_data(NULL, "%s", err);
         if (latex) print_latex(t, digits, caption);
         else print_md(t, digits, caption);
         tsv_free(t);

@@ -18,8 +18,9 @@ enum { MAX_READ_ELEMS = 1 << 16, MAX_READ_BLOCKS = 16 };
 static ai_set *cur;
 static double *out;   /* the block buffer, freed here too when a read is refused */
 
-/* die_* jumped out of ai_add or a read: release what the set holds, then HDF5 objects left open
- * (a dataset opened before it was refused). */
+/* A die_* of the program layer (cli: out of memory) jumped out of ai_add or a read: release what
+ * the set holds, then HDF5 objects left open. Refused data never gets here: arrayin returns its
+ * errors, having closed what it opened. */
 static void close_all(void) {
     ai_close(cur);
     cur = NULL;
@@ -37,10 +38,11 @@ static void read_blocks(ai_array *a) {
     if (blk <= 0 || blk > MAX_READ_ELEMS || nlead > MAX_READ_ELEMS) return;
     out = malloc((size_t)blk * sizeof *out);
     int64_t lead[AI_MAX_RANK] = {0};
+    char err[2048];
     for (int64_t k = 0; k < nlead && k < MAX_READ_BLOCKS; k++) {
         int64_t rest = k;
         for (int i = r - 4; i >= 0; i--) lead[i] = rest % sh[i], rest /= sh[i];
-        ai_read_block(a, lead, out);
+        if (ai_read_block(a, lead, out, err, sizeof err)) break;
     }
     free(out);
     out = NULL;
@@ -128,8 +130,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         return 0;
     }
     cur = ai_new();
-    ai_add(cur, spec);
-    for (int i = 0; i < ai_count(cur); i++) read_blocks(ai_at(cur, i));
+    char err[2048];
+    if (ai_add(cur, spec, err, sizeof err) == 0)
+        for (int i = 0; i < ai_count(cur); i++) read_blocks(ai_at(cur, i));
     ai_close(cur);
     cur = NULL;
     return 0;

@@ -139,19 +139,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     static char path[160];
     snprintf(path, sizeof path, "%s/attention.h5", fz_tmpdir());
     write_file(path, &b);
-    if (setjmp(fz_jump)) {
+    if (setjmp(fz_jump)) {   /* only a die_* of the program layer (cli): the reader returns its errors */
         fz_close_h5_objects();
         return 0;
     }
-    attn_reader *r = attn_open(path);
+    char err[2048];
+    attn_reader *r = attn_open(path, err, sizeof err);
+    if (!r) return 0;
     const attn_meta *m = attn_meta_get(r);
-    float *blk = malloc((size_t)m->H * m->T * m->T * sizeof *blk);
+    float *blk = malloc((size_t)m->H * m->Q * m->T * sizeof *blk);
     uint8_t *valid = malloc((size_t)m->S * m->T);
     int32_t *tokens = malloc((size_t)m->S * m->T * sizeof *tokens);
     attn_read_valid(r, valid);
-    attn_read_tokens(r, tokens);
-    for (int s = 0; s < m->S; s++)
-        for (int l = 0; l < m->L; l++) attn_read_block(r, s, l, blk);
+    int bad = attn_read_tokens(r, tokens, err, sizeof err);
+    for (int s = 0; s < m->S && !bad; s++)
+        for (int l = 0; l < m->L && !bad; l++) bad = attn_read_block(r, s, l, blk, err, sizeof err);
     free(blk);
     free(valid);
     free(tokens);

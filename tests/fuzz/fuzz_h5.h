@@ -4,8 +4,9 @@
 #include <hdf5.h>
 #include <stdlib.h>
 
-/* die_* jumped out of a reader with HDF5 objects open (a dataset opened before it was refused):
- * close them all before the next input, so that neither leaks nor open files pile up. */
+/* A die_* of the program layer (cli: out of memory, an unreadable file) jumped out of a reader with
+ * HDF5 objects open: close them all before the next input, so that neither leaks nor open files
+ * pile up. The readers themselves return their errors with what they opened closed. */
 static void fz_close_h5_objects(void) {
     ssize_t n = H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL);
     if (n <= 0) return;

@@ -44,7 +44,8 @@ static size_t npy(unsigned char *b, int version, const char *hdr, const float *d
     return k + hl + nd * sizeof *data;
 }
 
-/* ai_add(path) in a child: its exit status and its stderr (one line expected). */
+/* ai_add(path) in a child that dies with its error the way import does: its exit status and its
+ * stderr (one line expected). */
 static int add_in_child(const char *path, char *err, size_t errlen) {
     char errfile[128];
     snprintf(errfile, sizeof errfile, "%s/stderr", dir);
@@ -53,7 +54,8 @@ static int add_in_child(const char *path, char *err, size_t errlen) {
     if (pid == 0) {
         if (!freopen(errfile, "w", stderr)) _exit(99);
         ai_set *s = ai_new();
-        ai_add(s, path);
+        char why[2048];
+        if (ai_add(s, path, why, sizeof why)) die_data(NULL, "%s", why);
         ai_close(s);
         exit(0);
     }
@@ -95,11 +97,11 @@ int main(void) {
     snprintf(path, sizeof path, "%s/good.npz", dir);
     write_npz(path, b, npy(b, 1, good, v, 8), 1);
     ai_set *s = ai_new();
-    ai_add(s, path);
+    char why[2048];
+    int added = ai_add(s, path, why, sizeof why) == 0;
     double out[8];
     int64_t lead[1] = {0};
-    ai_read_block(ai_at(s, 0), lead, out);
-    int same = ai_count(s) == 1 && ai_rank(ai_at(s, 0)) == 4;
+    int same = added && ai_count(s) == 1 && ai_rank(ai_at(s, 0)) == 4 && ai_read_block(ai_at(s, 0), lead, out, why, sizeof why) == 0;
     for (int i = 0; i < 8; i++) same &= out[i] == v[i];
     ok(same, "a valid deflated member [1,2,2,2] reads back exactly");
     ai_close(s);

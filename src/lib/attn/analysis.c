@@ -2,11 +2,25 @@
 #include "analysis.h"
 #include "cli/cli.h"
 #include "io/h5io.h"
+#include <errno.h>
 #include <gsl/gsl_eigen.h>
 #include <gsl/gsl_matrix.h>
+#include <hdf5.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* "FILE: message" into err, as a program's error line shows FILE; returns -1. */
+static int __attribute__((format(printf, 4, 5))) fail(char *err, size_t errlen, const char *file, const char *fmt, ...) {
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    snprintf(err, errlen, "%s: %s", cli_display_name(file), msg);
+    return -1;
+}
 
 /* libmvec supplies vector variants of log (linked through libm's AS_NEEDED script); this
  * declaration lets the simd loops of the pair kernel call them. */
@@ -139,43 +153,69 @@ void an_pair_kernel(int n, const double *const a[5], const an_rowinfo *ra,
 }
 
 /* ---------------- distance files ---------------- */
-static void dist_check_finite(const dist_file *d, const char *what, const double *x, size_t n) {
+static int dist_check_finite(const dist_file *d, const char *what, const double *x, size_t n, char *err, size_t errlen) {
     for (size_t i = 0; i < n; i++)
-        if (!isfinite(x[i])) die_data(d->path, "%s: value %zu is not finite", what, i);
+        if (!isfinite(x[i])) return fail(err, errlen, d->path, "%s: value %zu is not finite", what, i);
+    return 0;
 }
 
-dist_file *dist_open(const char *path) {
-    dist_file *d = xcalloc(1, sizeof *d);
-    d->path = xstrdup(path);
-    d->f = h5io_open(path, d->sha);
-    char *fmt = h5io_get_attr_str(d->f, "/", "format");
-    if (!fmt || strcmp(fmt, "attncoda-distance") != 0)
-        die_data(path, "not a distance file (attribute format is not attncoda-distance)");
+/* Root attributes format, layers and heads; 0 or -1 with err. */
+static int dist_read_shape(dist_file *d, char *err, size_t errlen) {
+    const char *path = d->path;
+    char *fmt = h5io_get_attr_str(d->f, "/", "format", err, errlen);
+    if (!fmt && err[0]) return -1;
+    int ok = fmt && strcmp(fmt, "attncoda-distance") == 0;
     free(fmt);
-    long long L, H, rows;
-    if (h5io_get_attr_int(d->f, "/", "layers", &L) || h5io_get_attr_int(d->f, "/", "heads", &H))
-        die_data(path, "missing attribute layers/heads");
-    if (L < 1 || H < 1 || L * H > 100000) die_data(path, "bad layers/heads %lld/%lld", L, H);
+    if (!ok) return fail(err, errlen, path, "not a distance file (attribute format is not attncoda-distance)");
+    long long L, H;
+    int got = h5io_get_attr_int(d->f, "/", "layers", &L, err, errlen);
+    if (got == 0) got = h5io_get_attr_int(d->f, "/", "heads", &H, err, errlen);
+    if (got < 0) return -1;
+    if (got > 0) return fail(err, errlen, path, "missing attribute layers/heads");
+    if (L < 1 || H < 1 || L * H > 100000) return fail(err, errlen, path, "bad layers/heads %lld/%lld", L, H);
     d->L = (int)L;
     d->H = (int)H;
     d->N = (int)(L * H);
+    return 0;
+}
+
+/* Datasets rows, head_layer, head_index and head_sink_mass; 0 or -1 with err. */
+static int dist_read_heads(dist_file *d, char *err, size_t errlen) {
+    const char *path = d->path;
     hsize_t wn[1] = {(hsize_t)d->N}, w1[1] = {1};
-    int *r = h5io_read_i32(d->f, path, "rows", 1, w1, NULL);
-    rows = r[0];
+    int *r = h5io_read_i32(d->f, path, "rows", 1, w1, NULL, err, errlen);
+    if (!r) return -1;
+    long long rows = r[0];
     free(r);
-    if (rows < 1) die_data(path, "rows: %lld kept rows", rows);
+    if (rows < 1) return fail(err, errlen, path, "rows: %lld kept rows", rows);
     d->rows = rows;
-    d->head_layer = h5io_read_i32(d->f, path, "head_layer", 1, wn, NULL);
-    d->head_index = h5io_read_i32(d->f, path, "head_index", 1, wn, NULL);
-    d->head_sink = h5io_read_f64(d->f, path, "head_sink_mass", 1, wn, NULL);
-    dist_check_finite(d, "head_sink_mass", d->head_sink, d->N);
+    if (!(d->head_layer = h5io_read_i32(d->f, path, "head_layer", 1, wn, NULL, err, errlen)) ||
+        !(d->head_index = h5io_read_i32(d->f, path, "head_index", 1, wn, NULL, err, errlen)) ||
+        !(d->head_sink = h5io_read_f64(d->f, path, "head_sink_mass", 1, wn, NULL, err, errlen)) ||
+        dist_check_finite(d, "head_sink_mass", d->head_sink, d->N, err, errlen))
+        return -1;
     for (int a = 0; a < d->N; a++)
         if (d->head_layer[a] < 0 || d->head_index[a] < 0 || d->head_layer[a] != d->head_layer[a - a % d->H] ||
             d->head_index[a] != d->head_index[a % d->H])
-            die_data(path, "head_layer/head_index: head %d breaks the layer-major layout", a);
-    d->model = h5io_get_attr_str(d->f, "/", "model");
-    if (!d->model) d->model = xstrdup(path);
-    d->provenance = h5io_get_attr_str(d->f, "/", "provenance");
+            return fail(err, errlen, path, "head_layer/head_index: head %d breaks the layer-major layout", a);
+    return 0;
+}
+
+dist_file *dist_open(const char *path, char *err, size_t errlen) {
+    dist_file *d = xcalloc(1, sizeof *d);
+    d->path = xstrdup(path);
+    d->f = h5io_open(path, d->sha, err, errlen);
+    if (d->f < 0 || dist_read_shape(d, err, errlen) || dist_read_heads(d, err, errlen)) {
+        dist_close(d);
+        return NULL;
+    }
+    d->model = h5io_get_attr_str(d->f, "/", "model", err, errlen);
+    if (!d->model && !err[0]) d->model = xstrdup(path);
+    if (d->model) d->provenance = h5io_get_attr_str(d->f, "/", "provenance", err, errlen);
+    if (!d->model || (!d->provenance && err[0])) {
+        dist_close(d);
+        return NULL;
+    }
     return d;
 }
 
@@ -194,23 +234,25 @@ static int not_a_distance(const double *x, int N, char *why, size_t cap) {
     return 0;
 }
 
-double *dist_matrix(dist_file *d, const char *metric) {
+double *dist_matrix(dist_file *d, const char *metric, char *err, size_t errlen) {
     char name[128], why[160];
     snprintf(name, sizeof name, "distance/%s", metric);
     hsize_t w[2] = {(hsize_t)d->N, (hsize_t)d->N};
-    double *x = h5io_read_f64(d->f, d->path, name, 2, w, NULL);
+    double *x = h5io_read_f64(d->f, d->path, name, 2, w, NULL, err, errlen);
+    if (!x) return NULL;
     int N = d->N;
-    dist_check_finite(d, name, x, (size_t)N * N);
-    if (not_a_distance(x, N, why, sizeof why)) {
-        free(x);   /* before the refusal, which exits: nothing left for the leak checker */
-        die_data(d->path, "%s: %s", name, why);
+    int bad = dist_check_finite(d, name, x, (size_t)N * N, err, errlen);
+    if (!bad && not_a_distance(x, N, why, sizeof why)) bad = fail(err, errlen, d->path, "%s: %s", name, why);
+    if (bad) {
+        free(x);
+        return NULL;
     }
     return x;
 }
 
 void dist_close(dist_file *d) {
     if (!d) return;
-    H5Fclose(d->f);
+    if (d->f >= 0) H5Fclose(d->f);
     free(d->path);
     free(d->head_layer);
     free(d->head_index);
@@ -364,10 +406,19 @@ static char **split_tabs(char *line, int *n) {
     return f;
 }
 
-tsv_table *tsv_read(const char *path) {
+static void free_fields(char **f, int n) {
+    for (int i = 0; i < n; i++) free(f[i]);
+    free(f);
+}
+
+tsv_table *tsv_read(const char *path, char *err, size_t errlen) {
     size_t len;
     char *buf = (char *)cli_slurp(path, &len);
-    if (memchr(buf, 0, len)) die_data(path, "not a text table (NUL byte)");
+    if (memchr(buf, 0, len)) {
+        free(buf);
+        fail(err, errlen, path, "not a text table (NUL byte)");
+        return NULL;
+    }
     tsv_table *t = xcalloc(1, sizeof *t);
     t->path = xstrdup(path);
     int cap = 0, lineno = 0;
@@ -380,7 +431,13 @@ tsv_table *tsv_read(const char *path) {
         int nf;
         char **f = split_tabs(ln, &nf);
         if (!t->col) { t->col = f; t->ncol = nf; continue; }
-        if (nf != t->ncol) die_data(path, "line %d: %d fields, header has %d", lineno, nf, t->ncol);
+        if (nf != t->ncol) {
+            fail(err, errlen, path, "line %d: %d fields, header has %d", lineno, nf, t->ncol);
+            free_fields(f, nf);
+            free(buf);
+            tsv_free(t);
+            return NULL;
+        }
         if (t->nrow == cap) {
             cap = cap ? 2 * cap : 16;
             t->cell = xrealloc(t->cell, cap * sizeof *t->cell);
@@ -390,7 +447,11 @@ tsv_table *tsv_read(const char *path) {
         t->cell[t->nrow++] = f;
     }
     free(buf);
-    if (!t->col) die_data(path, "no header line (empty table)");
+    if (!t->col) {
+        fail(err, errlen, path, "no header line (empty table)");
+        tsv_free(t);
+        return NULL;
+    }
     return t;
 }
 
@@ -414,15 +475,39 @@ void tsv_free(tsv_table *t) {
     free(t);
 }
 
-int an_parse_list(const char *opt, const char *s, double *out, int max) {
+/* One list entry: what cli_parse_double accepts (a finite number in [lo, hi]), with its message. */
+static int parse_entry(const char *opt, const char *s, double lo, double hi, double *v, char *err, size_t errlen) {
+    const char *bare = opt;
+    while (*bare == '-') bare++;
+    char *end;
+    errno = 0;
+    *v = strtod(s, &end);
+    if (errno || end == s || *end || !isfinite(*v) || *v < lo || *v > hi) {
+        snprintf(err, errlen, "--%s: '%s' is not a number in [%g, %g]", bare, s, lo, hi);
+        return -1;
+    }
+    return 0;
+}
+
+int an_parse_list(const char *opt, const char *s, double *out, int max, char *err, size_t errlen) {
     char *dup = xstrdup(s), *save = NULL;
     int n = 0;
     for (char *tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        if (n == max) die_usage("--%s: more than %d values", opt, max);
-        out[n++] = cli_parse_double(opt, tok, -1e300, 1e300);
+        if (n == max) {
+            snprintf(err, errlen, "--%s: more than %d values", opt, max);
+            n = -1;
+            break;
+        }
+        if (parse_entry(opt, tok, -1e300, 1e300, &out[n++], err, errlen)) {
+            n = -1;
+            break;
+        }
     }
     free(dup);
-    if (n == 0) die_usage("--%s: empty list", opt);
+    if (n == 0) {
+        snprintf(err, errlen, "--%s: empty list", opt);
+        n = -1;
+    }
     return n;
 }
 

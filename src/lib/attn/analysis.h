@@ -1,10 +1,14 @@
 /* analysis: code shared by the analysis programs (distance, reversal, cluster, prune-rank,
  * collapse, regime, tabulate): the distance file (docs/ANALYSIS.md), exact fixed-point sums that
  * make sharded runs merge bit-identically, the per-row preparation of the distance hot loop,
- * clustering (average linkage, ARI), classical MDS, Wilson intervals and TSV tables. */
+ * clustering (average linkage, ARI), classical MDS, Wilson intervals and TSV tables.
+ * Errors follow io/h5io.h: nothing here exits; readers return NULL or -1 with err filled
+ * ("FILE: what is wrong"), and the program dies with it. */
 #ifndef ATTNCODA_ANALYSIS_H
 #define ATTNCODA_ANALYSIS_H
-#include <hdf5.h>
+#include "io/h5io.h"
+
+#include <stddef.h>
 #include <stdio.h>
 
 /* ---- metrics of a distance file (dataset names under distance/, sum/, exact/) ---- */
@@ -48,7 +52,7 @@ void an_pair_kernel(int n, const double *const a[5], const an_rowinfo *ra,
 typedef struct {
     char *path;
     char sha[65];
-    hid_t f;
+    h5io_id f;
     int N, L, H;
     long long rows;
     int *head_layer, *head_index;   /* original (layer, head) of head a = l·H + h (extract may
@@ -58,9 +62,10 @@ typedef struct {
     char *model;           /* model identity recorded by distance */
     char *provenance;
 } dist_file;
-dist_file *dist_open(const char *path);
-/* distance/<metric> as N×N doubles, checked finite, symmetric and with zero diagonal. */
-double *dist_matrix(dist_file *d, const char *metric);
+dist_file *dist_open(const char *path, char *err, size_t errlen);
+/* distance/<metric> as N×N doubles, checked finite, symmetric and with zero diagonal; NULL with
+ * err when it is not. */
+double *dist_matrix(dist_file *d, const char *metric, char *err, size_t errlen);
 void dist_close(dist_file *d);
 
 /* ---- clustering ---- */
@@ -94,13 +99,14 @@ typedef struct {
     int *line;         /* source line of each row (1-based) */
 } tsv_table;
 /* Reads "# " comment lines, one header line, then rows with exactly ncol tab-separated fields.
- * Dies (exit 1) on a missing header or a ragged row. */
-tsv_table *tsv_read(const char *path);
+ * NULL with err on a NUL byte, a missing header or a ragged row. */
+tsv_table *tsv_read(const char *path, char *err, size_t errlen);
 int tsv_col(const tsv_table *t, const char *name);   /* -1 if absent */
 void tsv_free(tsv_table *t);
 
-/* Parses a comma list of doubles ("0.1,0.2"); returns count, dies with usage error. */
-int an_parse_list(const char *opt, const char *s, double *out, int max);
+/* Parses a comma list of doubles ("0.1,0.2") given to option opt; returns the count, or -1 with
+ * err holding the usage error (without the program name: die_usage("%s", err)). */
+int an_parse_list(const char *opt, const char *s, double *out, int max, char *err, size_t errlen);
 /* True when the file starts with the HDF5 signature. */
 int an_is_hdf5(const char *path);
 #endif

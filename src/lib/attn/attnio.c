@@ -1,13 +1,27 @@
-/* The attention file (docs/FORMAT.md): reading validates every kept row as it streams. */
+/* The attention file (docs/FORMAT.md): reading validates every kept row as it streams. Errors
+ * are returned, never fatal here (see attnio.h). */
 #include "attnio.h"
 
 #include "cli/cli.h"
 #include "coda.h"
 #include "io/h5io.h"
 
+#include <hdf5.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* "FILE: message" into err, as a program's error line shows FILE; returns -1. */
+static int __attribute__((format(printf, 4, 5))) fail(char *err, size_t errlen, const char *file, const char *fmt, ...) {
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    snprintf(err, errlen, "%s: %s", cli_display_name(file), msg);
+    return -1;
+}
 
 #define ROW_TOL 1e-4   /* |Σp − 1| or |logsumexp| allowed before a row is rejected */
 
@@ -20,105 +34,154 @@ struct attn_reader {
     int sampled;
 };
 
-static long long need_int(hid_t f, const char *path, const char *key, long long lo, long long hi) {
-    long long v;
-    if (h5io_get_attr_int(f, "/", key, &v) != 0) die_data(path, "missing integer attribute '%s'", key);
-    if (v < lo || v > hi) die_data(path, "attribute '%s' = %lld is out of range [%lld, %lld]", key, v, lo, hi);
-    return v;
+/* A required integer attribute of the root, in [lo, hi], into *v; 0 or -1 with err. */
+static int need_int(hid_t f, const char *path, const char *key, long long lo, long long hi, long long *v,
+                    char *err, size_t errlen) {
+    int got = h5io_get_attr_int(f, "/", key, v, err, errlen);
+    if (got < 0) return -1;
+    if (got > 0) return fail(err, errlen, path, "missing integer attribute '%s'", key);
+    if (*v < lo || *v > hi) return fail(err, errlen, path, "attribute '%s' = %lld is out of range [%lld, %lld]", key, *v, lo, hi);
+    return 0;
 }
 
-static void copy_attr_str(hid_t f, const char *key, char *dst, size_t cap) {
-    char *s = h5io_get_attr_str(f, "/", key);
+static int copy_attr_str(hid_t f, const char *key, char *dst, size_t cap, char *err, size_t errlen) {
+    char *s = h5io_get_attr_str(f, "/", key, err, errlen);
+    if (!s && err[0]) return -1;
     snprintf(dst, cap, "%s", s ? s : "");
     free(s);
+    return 0;
 }
 
-static void read_meta(attn_reader *r) {
+/* The root string attribute 'format' is want; 0 or -1 with err. */
+static int check_format(attn_reader *r, char *err, size_t errlen) {
+    char *fmt = h5io_get_attr_str(r->f, "/", "format", err, errlen);
+    if (!fmt && err[0]) return -1;
+    int ok = fmt && strcmp(fmt, "attncoda-attention") == 0;
+    if (!ok) fail(err, errlen, r->path, "not an attncoda attention file (attribute 'format' is %s)", fmt ? fmt : "missing");
+    free(fmt);
+    return ok ? 0 : -1;
+}
+
+/* The integer attributes, in the order they are checked. */
+static int read_shape_attrs(attn_reader *r, char *err, size_t errlen) {
     hid_t f = r->f;
     const char *p = r->path;
-    char *fmt = h5io_get_attr_str(f, "/", "format");
-    if (!fmt || strcmp(fmt, "attncoda-attention") != 0)
-        die_data(p, "not an attncoda attention file (attribute 'format' is %s)", fmt ? fmt : "missing");
-    free(fmt);
-    need_int(f, p, "format_version", 1, 1);
     attn_meta *m = &r->m;
-    m->S = (int)need_int(f, p, "sequences", 1, 1 << 30);
-    m->L = (int)need_int(f, p, "layers", 1, 4096);
-    m->H = (int)need_int(f, p, "heads", 1, 4096);
-    m->T = (int)need_int(f, p, "tokens", 1, 1 << 20);
-    m->causal = (int)need_int(f, p, "causal", 0, 1);
-    m->sink = (int)need_int(f, p, "sink", 0, m->T - 1);
-    char *vals = h5io_get_attr_str(f, "/", "values");
-    if (!vals || (strcmp(vals, "logprob") && strcmp(vals, "prob")))
-        die_data(p, "attribute 'values' must be \"logprob\" or \"prob\" (is %s)", vals ? vals : "missing");
-    m->logprob = strcmp(vals, "logprob") == 0;
-    free(vals);
-    copy_attr_str(f, "model", m->model, sizeof m->model);
-    copy_attr_str(f, "family", m->family, sizeof m->family);
-    copy_attr_str(f, "text", m->text, sizeof m->text);
-    if (h5io_get_attr_int(f, "/", "seed", &m->seed) != 0) m->seed = -1;
+    long long v, S, L, H, T, causal, sink;
+    if (need_int(f, p, "format_version", 1, 1, &v, err, errlen) || need_int(f, p, "sequences", 1, 1 << 30, &S, err, errlen) ||
+        need_int(f, p, "layers", 1, 4096, &L, err, errlen) || need_int(f, p, "heads", 1, 4096, &H, err, errlen) ||
+        need_int(f, p, "tokens", 1, 1 << 20, &T, err, errlen) || need_int(f, p, "causal", 0, 1, &causal, err, errlen) ||
+        need_int(f, p, "sink", 0, T - 1, &sink, err, errlen))
+        return -1;
+    m->S = (int)S, m->L = (int)L, m->H = (int)H, m->T = (int)T, m->causal = (int)causal, m->sink = (int)sink;
+    return 0;
 }
 
-static void check_shapes(attn_reader *r) {
+static int read_meta(attn_reader *r, char *err, size_t errlen) {
+    hid_t f = r->f;
+    const char *p = r->path;
+    if (check_format(r, err, errlen) || read_shape_attrs(r, err, errlen)) return -1;
+    attn_meta *m = &r->m;
+    char *vals = h5io_get_attr_str(f, "/", "values", err, errlen);
+    if (!vals && err[0]) return -1;
+    if (!vals || (strcmp(vals, "logprob") && strcmp(vals, "prob"))) {
+        fail(err, errlen, p, "attribute 'values' must be \"logprob\" or \"prob\" (is %s)", vals ? vals : "missing");
+        free(vals);
+        return -1;
+    }
+    m->logprob = strcmp(vals, "logprob") == 0;
+    free(vals);
+    if (copy_attr_str(f, "model", m->model, sizeof m->model, err, errlen) ||
+        copy_attr_str(f, "family", m->family, sizeof m->family, err, errlen) ||
+        copy_attr_str(f, "text", m->text, sizeof m->text, err, errlen))
+        return -1;
+    int got = h5io_get_attr_int(f, "/", "seed", &m->seed, err, errlen);
+    if (got < 0) return -1;
+    if (got > 0) m->seed = -1;
+    return 0;
+}
+
+static int check_shapes(attn_reader *r, char *err, size_t errlen) {
     const attn_meta *m = &r->m;
     hsize_t d[8];
-    int rank = h5io_dims(r->f, r->path, "attention", d, 8);
-    if (rank != 5) die_data(r->path, "dataset 'attention' has rank %d, expected 5 [S,L,H,T,T]", rank);
+    int rank = h5io_dims(r->f, r->path, "attention", d, 8, err, errlen);
+    if (rank < 0) return -1;
+    if (rank != 5) return fail(err, errlen, r->path, "dataset 'attention' has rank %d, expected 5 [S,L,H,T,T]", rank);
     hsize_t want[5] = {m->S, m->L, m->H, m->Q, m->T};
     for (int i = 0; i < 5; i++)
         if (d[i] != want[i])
-            die_data(r->path, "dataset 'attention' shape [%llu,%llu,%llu,%llu,%llu] disagrees with attributes [%d,%d,%d,%d,%d]",
-                     (unsigned long long)d[0], (unsigned long long)d[1], (unsigned long long)d[2],
-                     (unsigned long long)d[3], (unsigned long long)d[4], m->S, m->L, m->H, m->Q, m->T);
+            return fail(err, errlen, r->path,
+                        "dataset 'attention' shape [%llu,%llu,%llu,%llu,%llu] disagrees with attributes [%d,%d,%d,%d,%d]",
+                        (unsigned long long)d[0], (unsigned long long)d[1], (unsigned long long)d[2],
+                        (unsigned long long)d[3], (unsigned long long)d[4], m->S, m->L, m->H, m->Q, m->T);
     /* Q = T unless the file holds sampled rows (query_pos) */
     long long block = (long long)m->H * m->Q * m->T;
     if (block > ATTN_MAX_BLOCK_ENTRIES)
-        die_data(r->path, "one (sequence, layer) block is H*Q*T = %d*%d*%d = %lld floats (%.1f GiB), above the "
-                 "cap of 2^28 floats (1 GiB)", m->H, m->Q, m->T, block, (double)block * 4 / (1 << 30));
+        return fail(err, errlen, r->path, "one (sequence, layer) block is H*Q*T = %d*%d*%d = %lld floats (%.1f GiB), "
+                    "above the cap of 2^28 floats (1 GiB)", m->H, m->Q, m->T, block, (double)block * 4 / (1 << 30));
+    return 0;
 }
 
-static void check_storage(attn_reader *r) {
+static int check_storage(attn_reader *r, char *err, size_t errlen) {
     const attn_meta *m = &r->m;
     char why[160];
     unsigned long long n = (unsigned long long)m->S * m->L * m->H * m->Q * m->T;
-    if (h5io_storage_problem(r->dset, n, why, sizeof why)) die_data(r->path, "dataset 'attention' %s", why);
+    if (h5io_storage_problem(r->dset, n, why, sizeof why))
+        return fail(err, errlen, r->path, "dataset 'attention' %s", why);
+    return 0;
+}
+
+/* Why the valid mask v (S*T) is unusable, into err, or 0: see read_valid. */
+static int check_valid(const attn_reader *r, const int *v, char *err, size_t errlen) {
+    const attn_meta *m = &r->m;
+    for (int s = 0; s < m->S; s++) {
+        const int *vs = v + (size_t)s * m->T;
+        int any = 0;
+        for (int t = 0; t < m->T; t++) {
+            if (vs[t] != 0 && vs[t] != 1)
+                return fail(err, errlen, r->path, "dataset 'valid': value %d at (sequence %d, token %d), want 0 or 1",
+                            vs[t], s, t);
+            if (m->causal && t > 0 && vs[t] && !vs[t - 1])
+                return fail(err, errlen, r->path, "dataset 'valid': sequence %d of a causal file has padding before "
+                            "token %d (only right padding is allowed)", s, t);
+            any |= vs[t];
+        }
+        if (!any) return fail(err, errlen, r->path, "dataset 'valid': sequence %d has no valid token", s);
+    }
+    return 0;
 }
 
 /* valid: 0 or 1; every sequence has a valid token (else its head statistics would be 0/0); a
  * causal file pads on the right only (a causal row t has keys 0..t: left padding would put
  * padding keys inside rows). */
-static void read_valid(attn_reader *r) {
+static int read_valid(attn_reader *r, char *err, size_t errlen) {
     const attn_meta *m = &r->m;
     hsize_t w[2] = {m->S, m->T};
-    int *v = h5io_read_i32(r->f, r->path, "valid", 2, w, NULL);
-    r->valid = xmalloc((size_t)m->S * m->T);
-    for (int s = 0; s < m->S; s++) {
-        const int *vs = v + (size_t)s * m->T;
-        for (int t = 0; t < m->T; t++) {
-            if (vs[t] != 0 && vs[t] != 1)
-                die_data(r->path, "dataset 'valid': value %d at (sequence %d, token %d), want 0 or 1", vs[t], s, t);
-            if (m->causal && t > 0 && vs[t] && !vs[t - 1])
-                die_data(r->path, "dataset 'valid': sequence %d of a causal file has padding before token %d "
-                         "(only right padding is allowed)", s, t);
-            r->valid[(size_t)s * m->T + t] = (uint8_t)vs[t];
-        }
-        if (!memchr(r->valid + (size_t)s * m->T, 1, (size_t)m->T))
-            die_data(r->path, "dataset 'valid': sequence %d has no valid token", s);
+    int *v = h5io_read_i32(r->f, r->path, "valid", 2, w, NULL, err, errlen);
+    if (!v) return -1;
+    if (check_valid(r, v, err, errlen)) {
+        free(v);
+        return -1;
     }
+    r->valid = xmalloc((size_t)m->S * m->T);
+    for (size_t i = 0; i < (size_t)m->S * m->T; i++) r->valid[i] = (uint8_t)v[i];
     free(v);
+    return 0;
 }
 
 /* layer_index [L] / head_index [H]: the original numbers of a subset, never negative. */
-static void check_index(attn_reader *r, const char *name, int n) {
-    if (!h5io_exists(r->f, name)) return;
+static int check_index(attn_reader *r, const char *name, int n, char *err, size_t errlen) {
+    if (!h5io_exists(r->f, name)) return 0;
     hsize_t w[1] = {(hsize_t)n};
-    int *x = h5io_read_i32(r->f, r->path, name, 1, w, NULL);
+    int *x = h5io_read_i32(r->f, r->path, name, 1, w, NULL, err, errlen);
+    if (!x) return -1;
     int bad = -1;
     for (int i = 0; i < n && bad < 0; i++)
         if (x[i] < 0) bad = i;
     int value = bad >= 0 ? x[bad] : 0;
-    free(x);   /* before the refusal, which exits: nothing left for the leak checker */
-    if (bad >= 0) die_data(r->path, "dataset '%s': entry %d is %d, want a non-negative index", name, bad, value);
+    free(x);
+    if (bad >= 0) return fail(err, errlen, r->path, "dataset '%s': entry %d is %d, want a non-negative index", name, bad, value);
+    return 0;
 }
 
 const char *attn_check_query_pos(const int32_t *pos, int Q, int T) {
@@ -131,26 +194,29 @@ const char *attn_check_query_pos(const int32_t *pos, int Q, int T) {
 
 /* query_pos [S,Q] int32 (sampled rows), checked before any block is sized by it; without it
  * every row is stored and the positions are the identity. */
-static void read_query_pos(attn_reader *r) {
+static int read_query_pos(attn_reader *r, char *err, size_t errlen) {
     attn_meta *m = &r->m;
     if (!h5io_exists(r->f, "query_pos")) {
         m->Q = m->T;
         r->qpos = xmalloc(sizeof *r->qpos * (size_t)m->T);
         for (int t = 0; t < m->T; t++) r->qpos[t] = t;
-        return;
+        return 0;
     }
     hsize_t d[8];
-    int rank = h5io_dims(r->f, r->path, "query_pos", d, 8);
+    int rank = h5io_dims(r->f, r->path, "query_pos", d, 8, err, errlen);
+    if (rank < 0) return -1;
     if (rank != 2 || d[0] != (hsize_t)m->S || d[1] < 1 || d[1] > (hsize_t)m->T)
-        die_data(r->path, "dataset 'query_pos' must be [S=%d, Q] with 1 <= Q <= T=%d", m->S, m->T);
+        return fail(err, errlen, r->path, "dataset 'query_pos' must be [S=%d, Q] with 1 <= Q <= T=%d", m->S, m->T);
     m->Q = (int)d[1];
     hsize_t want[2] = {m->S, m->Q};
-    r->qpos = (int32_t *)h5io_read_i32(r->f, r->path, "query_pos", 2, want, NULL);
+    r->qpos = (int32_t *)h5io_read_i32(r->f, r->path, "query_pos", 2, want, NULL, err, errlen);
+    if (!r->qpos) return -1;
     r->sampled = 1;
     for (int s = 0; s < m->S; s++) {
         const char *why = attn_check_query_pos(r->qpos + (size_t)s * m->Q, m->Q, m->T);
-        if (why) die_data(r->path, "dataset 'query_pos': sequence %d: %s", s, why);
+        if (why) return fail(err, errlen, r->path, "dataset 'query_pos': sequence %d: %s", s, why);
     }
+    return 0;
 }
 
 const int32_t *attn_query_pos(const attn_reader *r, int s) {
@@ -158,25 +224,34 @@ const int32_t *attn_query_pos(const attn_reader *r, int s) {
 }
 int attn_is_sampled(const attn_reader *r) { return r->sampled; }
 
-attn_reader *attn_open(const char *path) {
-    attn_reader *r = xcalloc(1, sizeof *r);
-    r->path = xstrdup(path);
-    r->f = h5io_open(path, r->sha);
-    read_meta(r);
-    read_query_pos(r);
-    check_shapes(r);
-    if (h5io_exists(r->f, "valid")) read_valid(r);
-    check_index(r, "layer_index", r->m.L);
-    check_index(r, "head_index", r->m.H);
-    r->prov = h5io_get_attr_str(r->f, "/", "provenance");
-    if (!r->prov) r->prov = xstrdup("{}");
+/* The attention dataset opened: floating point, its declared bytes stored. */
+static int open_attention(attn_reader *r, char *err, size_t errlen) {
     r->dset = H5Dopen2(r->f, "attention", H5P_DEFAULT);
-    if (r->dset < 0) die_data(path, "cannot open dataset 'attention'");
+    if (r->dset < 0) return fail(err, errlen, r->path, "cannot open dataset 'attention'");
     hid_t t = H5Dget_type(r->dset);
     int is_float = H5Tget_class(t) == H5T_FLOAT;
     H5Tclose(t);
-    if (!is_float) die_data(path, "dataset 'attention' is not floating point");
-    check_storage(r);
+    if (!is_float) return fail(err, errlen, r->path, "dataset 'attention' is not floating point");
+    return check_storage(r, err, errlen);
+}
+
+attn_reader *attn_open(const char *path, char *err, size_t errlen) {
+    attn_reader *r = xcalloc(1, sizeof *r);
+    r->path = xstrdup(path);
+    r->dset = -1;
+    r->f = h5io_open(path, r->sha, err, errlen);
+    int bad = r->f < 0 || read_meta(r, err, errlen) || read_query_pos(r, err, errlen) || check_shapes(r, err, errlen) ||
+              (h5io_exists(r->f, "valid") && read_valid(r, err, errlen)) ||
+              check_index(r, "layer_index", r->m.L, err, errlen) || check_index(r, "head_index", r->m.H, err, errlen);
+    if (!bad) {
+        r->prov = h5io_get_attr_str(r->f, "/", "provenance", err, errlen);
+        bad = !r->prov && err[0];
+        if (!bad && !r->prov) r->prov = xstrdup("{}");
+    }
+    if (bad || open_attention(r, err, errlen)) {
+        attn_close(r);
+        return NULL;
+    }
     return r;
 }
 
@@ -184,7 +259,7 @@ const attn_meta *attn_meta_get(const attn_reader *r) { return &r->m; }
 const char *attn_provenance(const attn_reader *r) { return r->prov; }
 const char *attn_checksum(const attn_reader *r) { return r->sha; }
 const char *attn_path(const attn_reader *r) { return r->path; }
-hid_t attn_reader_file(const attn_reader *r) { return r->f; }
+h5io_id attn_reader_file(const attn_reader *r) { return r->f; }
 int attn_has_valid(const attn_reader *r) { return r->valid != NULL; }
 
 int attn_row_parts(const attn_meta *m, const uint8_t *valid_s, int t) {
@@ -240,14 +315,15 @@ static herr_t block_io(hid_t dset, const attn_meta *m, int s, int l, float *buf,
     return e;
 }
 
-void attn_read_block_raw(attn_reader *r, int s, int l, float *buf) {
+int attn_read_block_raw(attn_reader *r, int s, int l, float *buf, char *err, size_t errlen) {
     if (block_io(r->dset, &r->m, s, l, buf, 0) < 0)
-        die_data(r->path, "cannot read attention block (sequence %d, layer %d): truncated or corrupt", s, l);
+        return fail(err, errlen, r->path, "cannot read attention block (sequence %d, layer %d): truncated or corrupt", s, l);
+    return 0;
 }
 
-void attn_read_block(attn_reader *r, int s, int l, float *buf) {
+int attn_read_block(attn_reader *r, int s, int l, float *buf, char *err, size_t errlen) {
     const attn_meta *m = &r->m;
-    attn_read_block_raw(r, s, l, buf);
+    if (attn_read_block_raw(r, s, l, buf, err, errlen)) return -1;
     const uint8_t *vs = r->valid ? r->valid + (size_t)s * m->T : NULL;
     const int32_t *qp = attn_query_pos(r, s);
     int bad_h = -1, bad_t = -1;
@@ -265,16 +341,19 @@ void attn_read_block(attn_reader *r, int s, int l, float *buf) {
             }
         }
     }
-    if (why) die_data(r->path, "%s in row (sequence %d, layer %d, head %d, query %d)", why, s, l, bad_h, bad_t);
+    if (why) return fail(err, errlen, r->path, "%s in row (sequence %d, layer %d, head %d, query %d)", why, s, l, bad_h, bad_t);
+    return 0;
 }
 
-void attn_read_tokens(attn_reader *r, int32_t *tokens) {
+int attn_read_tokens(attn_reader *r, int32_t *tokens, char *err, size_t errlen) {
     size_t n = (size_t)r->m.S * r->m.T;
-    if (!h5io_exists(r->f, "tokens")) { memset(tokens, 0, n * sizeof *tokens); return; }
+    if (!h5io_exists(r->f, "tokens")) { memset(tokens, 0, n * sizeof *tokens); return 0; }
     hsize_t w[2] = {r->m.S, r->m.T};
-    int *v = h5io_read_i32(r->f, r->path, "tokens", 2, w, NULL);
+    int *v = h5io_read_i32(r->f, r->path, "tokens", 2, w, NULL, err, errlen);
+    if (!v) return -1;
     for (size_t i = 0; i < n; i++) tokens[i] = v[i];
     free(v);
+    return 0;
 }
 
 void attn_read_valid(attn_reader *r, uint8_t *valid) {
@@ -285,8 +364,8 @@ void attn_read_valid(attn_reader *r, uint8_t *valid) {
 
 void attn_close(attn_reader *r) {
     if (!r) return;
-    H5Dclose(r->dset);
-    H5Fclose(r->f);
+    if (r->dset >= 0) H5Dclose(r->dset);
+    if (r->f >= 0) H5Fclose(r->f);
     free(r->valid);
     free(r->qpos);
     free(r->prov);
@@ -301,14 +380,15 @@ struct attn_writer {
     int tokens_written;
 };
 
-void attn_write_shape_attrs(hid_t f, const char *format, const attn_meta *m) {
-    h5io_attr_str(f, "/", "format", format);
-    h5io_attr_int(f, "/", "format_version", 1);
-    h5io_attr_int(f, "/", "sequences", m->S);
-    h5io_attr_int(f, "/", "layers", m->L);
-    h5io_attr_int(f, "/", "heads", m->H);
-    h5io_attr_int(f, "/", "tokens", m->T);
-    h5io_attr_int(f, "/", "causal", m->causal);
+int attn_write_shape_attrs(hid_t f, const char *format, const attn_meta *m) {
+    int rc = h5io_attr_str(f, "/", "format", format);
+    rc |= h5io_attr_int(f, "/", "format_version", 1);
+    rc |= h5io_attr_int(f, "/", "sequences", m->S);
+    rc |= h5io_attr_int(f, "/", "layers", m->L);
+    rc |= h5io_attr_int(f, "/", "heads", m->H);
+    rc |= h5io_attr_int(f, "/", "tokens", m->T);
+    rc |= h5io_attr_int(f, "/", "causal", m->causal);
+    return rc ? -1 : 0;
 }
 
 static void write_meta(hid_t f, const attn_meta *m, const char *prov) {
@@ -325,17 +405,20 @@ static void write_meta(hid_t f, const attn_meta *m, const char *prov) {
 static int g_deflate = 1;
 void attn_set_deflate(int level) { g_deflate = level < 0 ? 0 : level > 9 ? 9 : level; }
 
-attn_writer *attn_create(const char *path, const attn_meta *m, const char *prov) {
-    return attn_create_rows(path, m, prov, NULL);
+attn_writer *attn_create(const char *path, const attn_meta *m, const char *prov, char *err, size_t errlen) {
+    return attn_create_rows(path, m, prov, NULL, err, errlen);
 }
 
-attn_writer *attn_create_rows(const char *path, const attn_meta *m, const char *prov, const int32_t *query_pos) {
+attn_writer *attn_create_rows(const char *path, const attn_meta *m, const char *prov, const int32_t *query_pos,
+                              char *err, size_t errlen) {
+    hid_t f = h5io_create(path, err, errlen);
+    if (f < 0) return NULL;
     attn_writer *w = xcalloc(1, sizeof *w);
     w->path = xstrdup(path);
     w->m = *m;
     w->m.Q = query_pos ? m->Q : m->T;
     m = &w->m;
-    w->f = h5io_create(path);
+    w->f = f;
     write_meta(w->f, m, prov);
     if (query_pos) {
         hsize_t qd[2] = {m->S, m->Q};
@@ -355,37 +438,48 @@ attn_writer *attn_create_rows(const char *path, const attn_meta *m, const char *
     w->dset = H5Dcreate2(w->f, "attention", H5T_IEEE_F32LE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
     H5Sclose(sp);
     H5Pclose(dcpl);
-    if (w->dset < 0) die_data(path, "cannot create dataset 'attention'");
+    if (w->dset < 0) {
+        fail(err, errlen, path, "cannot create dataset 'attention'");
+        h5io_discard(w->f);
+        free(w->path);
+        free(w);
+        return NULL;
+    }
     return w;
 }
 
-void attn_write_block(attn_writer *w, int s, int l, const float *buf) {
-    if (block_io(w->dset, &w->m, s, l, (float *)buf, 1) < 0)
-        die_data(w->path, "cannot write attention block (sequence %d, layer %d)", s, l);
+int attn_write_block(attn_writer *w, int s, int l, const float *buf) {
+    if (block_io(w->dset, &w->m, s, l, (float *)buf, 1) >= 0) return 0;
+    char msg[1024];
+    fail(msg, sizeof msg, w->path, "cannot write attention block (sequence %d, layer %d)", s, l);
+    h5io_note_error(w->f, msg);
+    return -1;
 }
 
-void attn_write_tokens(attn_writer *w, const int32_t *tokens) {
+int attn_write_tokens(attn_writer *w, const int32_t *tokens) {
     hsize_t d[2] = {w->m.S, w->m.T};
-    h5io_write_i32(w->f, "tokens", 2, d, (const int *)tokens);
     w->tokens_written = 1;
+    return h5io_write_i32(w->f, "tokens", 2, d, (const int *)tokens);
 }
 
-void attn_write_valid(attn_writer *w, const uint8_t *valid) {
+int attn_write_valid(attn_writer *w, const uint8_t *valid) {
     size_t n = (size_t)w->m.S * w->m.T;
     int *v = xmalloc(n * sizeof *v);
     for (size_t i = 0; i < n; i++) v[i] = valid[i];
     hsize_t d[2] = {w->m.S, w->m.T};
-    h5io_write_i32(w->f, "valid", 2, d, v);
+    int rc = h5io_write_i32(w->f, "valid", 2, d, v);
     free(v);
+    return rc;
 }
 
-hid_t attn_writer_file(const attn_writer *w) { return w->f; }
+h5io_id attn_writer_file(const attn_writer *w) { return w->f; }
 
-void attn_finish(attn_writer *w) {
+int attn_finish(attn_writer *w, char *err, size_t errlen) {
     H5Dclose(w->dset);
-    h5io_finish(w->f, w->path);
+    int rc = h5io_finish(w->f, w->path, err, errlen);
     free(w->path);
     free(w);
+    return rc;
 }
 
 int attn_row_kept(const attn_meta *m, const uint8_t *vs, int t, int sink, int min_query, int excl) {

@@ -1,10 +1,16 @@
 /* attnio: the attention file (docs/FORMAT.md) — the project's BAM. Readers move one
  * (sequence, layer) block of H×T×T floats per HDF5 call; writers stream blocks in any order.
- * "-" reads an HDF5 file image from stdin / writes one to stdout. Every error is fatal through
- * die_data() (exit 1, one line naming the file) and no partial output is left behind. */
+ * "-" reads an HDF5 file image from stdin / writes one to stdout.
+ *
+ * Errors follow h5io (io/h5io.h): nothing here exits. Readers take char *err, size_t errlen and
+ * return NULL or -1 with err = "FILE: what is wrong" (a program dies with die_data(NULL, "%s",
+ * err), which also removes its unfinished outputs). Writers keep their file's first failure and
+ * attn_finish returns it. */
 #ifndef ATTNCODA_ATTNIO_H
 #define ATTNCODA_ATTNIO_H
-#include <hdf5.h>
+#include "io/h5io.h"
+
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct {
@@ -29,12 +35,12 @@ typedef struct attn_reader attn_reader;
 /* Opens and validates everything but the blocks: attributes, the shapes, the storage behind
  * 'attention', 'valid' (0/1, no sequence without a valid token, right padding only in causal
  * files), 'layer_index' [L] and 'head_index' [H] (non-negative). */
-attn_reader *attn_open(const char *path);
+attn_reader *attn_open(const char *path, char *err, size_t errlen);
 const attn_meta *attn_meta_get(const attn_reader *r);
 const char *attn_provenance(const attn_reader *r);  /* JSON string of the file's provenance */
 const char *attn_checksum(const attn_reader *r);    /* SHA-256 hex of the file's bytes */
 const char *attn_path(const attn_reader *r);
-hid_t attn_reader_file(const attn_reader *r);       /* for extra datasets (h5io helpers) */
+h5io_id attn_reader_file(const attn_reader *r);     /* for extra datasets (h5io helpers) */
 /* The query position of each stored row of sequence s: Q ascending positions in [0, T), read
  * from the file's query_pos dataset, or 0, 1, …, T−1 when the file stores every row. Stored row
  * i of a block is query pos[i]: every reader loops over i and takes t = pos[i]. */
@@ -43,11 +49,12 @@ int attn_is_sampled(const attn_reader *r);   /* the file has query_pos (Q may st
 /* One (s, l) block: buf[h*Q*T + i*T + j], row i holding query attn_query_pos(r, s)[i] (Q = T
  * and i = t for a file of every row). Values are validated on read: NaN, +Inf, negative
  * probabilities and rows not summing to 1 (or log rows whose logsumexp is not 0) beyond 1e-4
- * are fatal. Entries outside a row's keys are not read. */
-void attn_read_block(attn_reader *r, int s, int l, float *buf);
+ * are errors (-1). Entries outside a row's keys are not read. Returns 0 or -1 with err. */
+int attn_read_block(attn_reader *r, int s, int l, float *buf, char *err, size_t errlen);
 /* The same block without validation (benchmarks of the bare read). */
-void attn_read_block_raw(attn_reader *r, int s, int l, float *buf);
-void attn_read_tokens(attn_reader *r, int32_t *tokens);   /* S*T; zeros when absent */
+int attn_read_block_raw(attn_reader *r, int s, int l, float *buf, char *err, size_t errlen);
+/* S*T; zeros when absent. 0, or -1 with err. */
+int attn_read_tokens(attn_reader *r, int32_t *tokens, char *err, size_t errlen);
 /* key/query validity (bidirectional padding), S*T; all ones when absent */
 void attn_read_valid(attn_reader *r, uint8_t *valid);
 int attn_has_valid(const attn_reader *r);
@@ -89,23 +96,27 @@ int attn_gather_row(const attn_meta *m, const uint8_t *valid_s, const float *row
                     double zero_delta, double *out, int *sink_pos, long long *zeros);
 
 typedef struct attn_writer attn_writer;
-/* provenance: JSON (prov_json); the writer stores it as the file's "provenance" attribute. */
-attn_writer *attn_create(const char *path, const attn_meta *m, const char *provenance);
+/* provenance: JSON (prov_json); the writer stores it as the file's "provenance" attribute.
+ * NULL with err when the file or its attention dataset cannot be created. */
+attn_writer *attn_create(const char *path, const attn_meta *m, const char *provenance, char *err, size_t errlen);
 /* A file of sampled query rows: m->Q rows per sequence, query_pos [S*Q] (each sequence's
  * positions strictly increasing in [0, T)) stored as the query_pos dataset; blocks are then
  * [H][Q][T]. attn_create(path, m, prov) is the file of every row (m->Q is ignored). */
 attn_writer *attn_create_rows(const char *path, const attn_meta *m, const char *provenance,
-                              const int32_t *query_pos);
+                              const int32_t *query_pos, char *err, size_t errlen);
 /* Why query positions are unusable (not strictly increasing, outside [0, T)), or NULL. */
 const char *attn_check_query_pos(const int32_t *pos, int Q, int T);
 /* Deflate level (0 = none, 1..9) of attention files created after the call; default 1.
  * Level 0 trades about twice the file size for about 40% less writing time. */
 void attn_set_deflate(int level);
-void attn_write_block(attn_writer *w, int s, int l, const float *buf);
-void attn_write_tokens(attn_writer *w, const int32_t *tokens);  /* S*T */
-void attn_write_valid(attn_writer *w, const uint8_t *valid);    /* S*T, optional */
-hid_t attn_writer_file(const attn_writer *w);  /* to add datasets before attn_finish */
+/* Writers return 0 or -1; the first failure is kept for attn_finish. */
+int attn_write_block(attn_writer *w, int s, int l, const float *buf);
+int attn_write_tokens(attn_writer *w, const int32_t *tokens);  /* S*T */
+int attn_write_valid(attn_writer *w, const uint8_t *valid);    /* S*T, optional */
+h5io_id attn_writer_file(const attn_writer *w);  /* to add datasets before attn_finish */
 /* The root attributes every per-file analysis output shares: format name, version 1, S, L, H, T, causal. */
-void attn_write_shape_attrs(hid_t f, const char *format, const attn_meta *m);
-void attn_finish(attn_writer *w);              /* close; rename into place or image to stdout */
+int attn_write_shape_attrs(h5io_id f, const char *format, const attn_meta *m);
+/* Close; rename into place or image to stdout. Frees w either way; -1 with the first failure of
+ * any write to the file in err. */
+int attn_finish(attn_writer *w, char *err, size_t errlen);
 #endif

@@ -2,10 +2,13 @@
  * (memory-mapped), .npz (zip members streamed through libzip), safetensors (the project's
  * reader, memory-mapped) and HDF5 datasets (hyperslabs). A block is the trailing three
  * dimensions at one leading index, converted to double. "-" reads stdin through a temporary
- * file (removed at once), so stdin costs disk, not memory. Every error is fatal through
- * die_data() and names the file and the array. */
+ * file (removed at once), so stdin costs disk, not memory. Nothing here exits: a call that fails
+ * returns -1 with err = "FILE: array 'NAME': what is wrong" (the program dies with
+ * die_data(NULL, "%s", err)); ai_add returns -2 for a usage error (stdin named twice), whose
+ * text the program passes to die_usage. */
 #ifndef ATTNCODA_ARRAYIN_H
 #define ATTNCODA_ARRAYIN_H
+#include <stddef.h>
 #include <stdint.h>
 
 #define AI_MAX_RANK 8
@@ -19,7 +22,7 @@ ai_set *ai_new(void);
 /* Add the arrays an INPUT names, in order: FILE (every array of an .npz or safetensors file in
  * natural name order: layer2 before layer10), FILE:NAME (one .npz member or safetensors tensor)
  * or FILE:/PATH (an HDF5 dataset). */
-void ai_add(ai_set *s, const char *spec);
+int ai_add(ai_set *s, const char *spec, char *err, size_t errlen);
 int ai_count(const ai_set *s);
 ai_array *ai_at(ai_set *s, int i);
 void ai_close(ai_set *s);
@@ -38,6 +41,7 @@ const char *ai_dtype_name(ai_dtype t);
 /* Whether the array can be read a block at a time (Fortran-ordered .npz members are read whole
  * on first use). */
 int ai_streams(const ai_array *a);
-/* The block at leading index lead[0..rank-4] (the last three dimensions), as double. */
-void ai_read_block(ai_array *a, const int64_t *lead, double *out);
+/* The block at leading index lead[0..rank-4] (the last three dimensions), as double; 0 or -1
+ * with err. */
+int ai_read_block(ai_array *a, const int64_t *lead, double *out, char *err, size_t errlen);
 #endif

@@ -1,12 +1,15 @@
 /* HDF5 plumbing shared by all readers and writers. Files are created with object time tracking
- * off and fixed library-version bounds so that identical content gives identical bytes. */
+ * off and fixed library-version bounds so that identical content gives identical bytes. Errors
+ * are returned (readers) or kept as each created file's first failure (writers): see h5io.h. */
 #include "h5io.h"
 
 #include "cli/cli.h"
 
+#include <hdf5.h>   /* before the high-level headers, which use its types */
 #include <H5DSpublic.h>
 #include <H5LTpublic.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -18,6 +21,26 @@
  * call HDF5 from an OpenMP thread calls this first. */
 void h5io_quiet(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
 
+/* h5io.h promises that its id and size types are HDF5's own. */
+_Static_assert(_Generic((hid_t)0, h5io_id: 1, default: 0), "h5io_id is not hid_t");
+_Static_assert(_Generic((hsize_t)0, h5io_size: 1, default: 0), "h5io_size is not hsize_t");
+
+/* "FILE: message" into err, FILE as error lines show it ("-" is "(stdin)"); returns -1. */
+static int vfail(char *err, size_t errlen, const char *file, const char *fmt, va_list ap) {
+    char msg[1024];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    snprintf(err, errlen, "%s: %s", cli_display_name(file), msg);
+    return -1;
+}
+
+static int __attribute__((format(printf, 4, 5))) fail(char *err, size_t errlen, const char *file, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vfail(err, errlen, file, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
 static const unsigned char HDF5_SIG[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
 
 /* The superblock sits at 0, 512, 1024, 2048, … */
@@ -27,16 +50,17 @@ static int image_is_hdf5(const unsigned char *buf, size_t len) {
     return 0;
 }
 
-static hid_t open_image(const char *path, char sha[65]) {
+static hid_t open_image(const char *path, char sha[65], char *err, size_t errlen) {
     size_t len;
     unsigned char *buf = cli_slurp(path, &len);
     if (sha) cli_sha256_hex(buf, len, sha);
-    if (len == 0) die_data(path, "empty input, expected an HDF5 file");
-    if (!image_is_hdf5(buf, len)) die_data(path, "not an HDF5 file");
+    const char *why = len == 0 ? "empty input, expected an HDF5 file"
+                      : !image_is_hdf5(buf, len) ? "not an HDF5 file" : NULL;
     /* HDF5 keeps its own copy of the image */
-    hid_t f = H5LTopen_file_image(buf, len, 0);
+    hid_t f = why ? -1 : H5LTopen_file_image(buf, len, 0);
     free(buf);
-    if (f < 0) die_data(path, "truncated or corrupt HDF5 file");
+    if (why) return fail(err, errlen, path, "%s", why);
+    if (f < 0) return fail(err, errlen, path, "truncated or corrupt HDF5 file");
     return f;
 }
 
@@ -61,38 +85,69 @@ static const char *file_name(hid_t obj) {
     return buf;
 }
 
-hid_t h5io_open(const char *path, char sha[65]) {
+hid_t h5io_open(const char *path, char sha[65], char *err, size_t errlen) {
     h5io_quiet();
     if (cli_is_stdio(path)) {
-        hid_t f = open_image(path, sha);
-        remember_name(f, path);
+        hid_t f = open_image(path, sha, err, errlen);
+        if (f >= 0) remember_name(f, path);
         return f;
     }
     struct stat st;
-    if (stat(path, &st) != 0) die_data(path, "cannot open: %s", strerror(errno));
-    if (S_ISDIR(st.st_mode)) die_data(path, "is a directory, expected an HDF5 file");
-    if (st.st_size == 0) die_data(path, "empty file, expected an HDF5 file");
-    if (H5Fis_hdf5(path) <= 0) die_data(path, "not an HDF5 file");
+    if (stat(path, &st) != 0) return fail(err, errlen, path, "cannot open: %s", strerror(errno));
+    if (S_ISDIR(st.st_mode)) return fail(err, errlen, path, "is a directory, expected an HDF5 file");
+    if (st.st_size == 0) return fail(err, errlen, path, "empty file, expected an HDF5 file");
+    if (H5Fis_hdf5(path) <= 0) return fail(err, errlen, path, "not an HDF5 file");
     cli_input_note(path);
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (f < 0) die_data(path, "truncated or corrupt HDF5 file");
-    if (sha && cli_sha256_file(path, sha) != 0) die_data(path, "cannot read for checksum");
+    if (f < 0) return fail(err, errlen, path, "truncated or corrupt HDF5 file");
+    if (sha && cli_sha256_file(path, sha) != 0) {
+        H5Fclose(f);
+        return fail(err, errlen, path, "cannot read for checksum");
+    }
     remember_name(f, path);
     return f;
 }
 
 /* Which created file belongs to which output path (stdout images have no file name). */
 #define MAX_CREATED 32
-static struct { hid_t f; char *image, *file, *shown; int netcdf; } g_created[MAX_CREATED];
+static struct { hid_t f; char *image, *file, *shown, *err; int netcdf; } g_created[MAX_CREATED];
+/* The first failure of a write whose file is not one h5io_create made (none should be). */
+static char g_stray_err[2048];
+
+/* The created file an object being written belongs to, or -1. */
+static int created_slot(hid_t obj) {
+    char buf[4096];
+    if (H5Fget_name(obj, buf, sizeof buf) > 0)
+        for (int i = 0; i < MAX_CREATED; i++)
+            if (g_created[i].f && !strcmp(g_created[i].file, buf)) return i;
+    return -1;
+}
 
 /* The output an object being written belongs to, for error lines: its path, or (stdout). Not
  * "-", which names stdin. */
 static const char *out_name(hid_t obj) {
-    char buf[4096];
-    if (H5Fget_name(obj, buf, sizeof buf) > 0)
-        for (int i = 0; i < MAX_CREATED; i++)
-            if (g_created[i].f && !strcmp(g_created[i].file, buf)) return g_created[i].shown;
-    return "(output)";
+    int i = created_slot(obj);
+    return i >= 0 ? g_created[i].shown : "(output)";
+}
+
+void h5io_note_error(hid_t obj, const char *msg) {
+    int i = created_slot(obj);
+    if (i < 0) {
+        if (!g_stray_err[0]) snprintf(g_stray_err, sizeof g_stray_err, "%s", msg);
+    } else if (!g_created[i].err) {
+        g_created[i].err = xstrdup(msg);
+    }
+}
+
+/* A failed write: "OUTPUT: message" kept as the first failure of obj's file; returns -1. */
+static int __attribute__((format(printf, 2, 3))) write_failed(hid_t obj, const char *fmt, ...) {
+    char msg[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vfail(msg, sizeof msg, out_name(obj), fmt, ap);
+    va_end(ap);
+    h5io_note_error(obj, msg);
+    return -1;
 }
 
 /* netCDF-4 wants the creation order of links and attributes tracked and indexed in every group
@@ -119,30 +174,38 @@ static int is_netcdf(hid_t f) {
 
 /* Stdout outputs go through a private temporary file: HDF5 1.10's in-memory file images of
  * files with v2 superblocks can carry stale superblock checksums. */
-static char *stdout_tmp_name(void) {
+static char *stdout_tmp_name(char *err, size_t errlen) {
     const char *dir = getenv("TMPDIR");
     size_t n = strlen(dir && *dir ? dir : "/tmp") + 40;
     char *name = xmalloc(n);
     snprintf(name, n, "%s/attncoda-stdout-XXXXXX", dir && *dir ? dir : "/tmp");
     int fd = mkstemp(name);
-    if (fd < 0) die_data("(stdout)", "cannot create a temporary file for stdout: %s", strerror(errno));
+    if (fd < 0) {
+        fail(err, errlen, "(stdout)", "cannot create a temporary file for stdout: %s", strerror(errno));
+        free(name);
+        return NULL;
+    }
     cli_temp_add(name);
     close(fd);
     return name;
 }
 
-static hid_t create_file(const char *path, int netcdf) {
+static hid_t create_file(const char *path, int netcdf, char *err, size_t errlen) {
     h5io_quiet();
+    const char *tmp = cli_out_begin(path);
+    char *image = tmp ? NULL : stdout_tmp_name(err, errlen);
+    if (!tmp && !image) return -1;
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     /* v18 object headers allow attributes over 64 KiB (long provenance chains) */
     H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_V110);
     hid_t fcpl = file_create_plist(netcdf);
-    const char *tmp = cli_out_begin(path);
-    char *image = tmp ? NULL : stdout_tmp_name();
     hid_t f = H5Fcreate(tmp ? tmp : image, H5F_ACC_TRUNC, fcpl, fapl);
     H5Pclose(fapl);
     H5Pclose(fcpl);
-    if (f < 0) die_data(path, "cannot create HDF5 output");
+    if (f < 0) {
+        free(image);   /* still registered as a temporary: removed at exit */
+        return fail(err, errlen, path, "cannot create HDF5 output");
+    }
     for (int i = 0; i < MAX_CREATED; i++)
         if (g_created[i].f == 0) {
             g_created[i].f = f, g_created[i].image = image, g_created[i].netcdf = netcdf;
@@ -152,32 +215,60 @@ static hid_t create_file(const char *path, int netcdf) {
     return f;
 }
 
-hid_t h5io_create(const char *path) { return create_file(path, 0); }
+hid_t h5io_create(const char *path, char *err, size_t errlen) { return create_file(path, 0, err, errlen); }
 
-hid_t h5io_create_netcdf(const char *path) {
-    hid_t f = create_file(path, 1);
-    h5io_attr_str(f, "/", "Conventions", "CF-1.8");
+hid_t h5io_create_netcdf(const char *path, char *err, size_t errlen) {
+    hid_t f = create_file(path, 1, err, errlen);
+    if (f >= 0) h5io_attr_str(f, "/", "Conventions", "CF-1.8");
     return f;
 }
 
-void h5io_finish(hid_t f, const char *path) {
+/* Forget created file f; returns its stdout image name (or NULL) and, in *first_err, its first
+ * write failure (malloc'd, or NULL). */
+static char *forget_created(hid_t f, char **first_err) {
     char *image = NULL;
+    *first_err = NULL;
     for (int i = 0; i < MAX_CREATED; i++)
         if (g_created[i].f == f) {
             image = g_created[i].image;
+            *first_err = g_created[i].err;
             free(g_created[i].file), free(g_created[i].shown);
             g_created[i].f = 0, g_created[i].image = g_created[i].file = g_created[i].shown = NULL;
+            g_created[i].err = NULL;
             g_created[i].netcdf = 0;
             break;
         }
-    if (H5Fclose(f) < 0) die_data(path, "cannot close HDF5 output");
-    if (!image) { cli_out_commit(path); return; }
+    return image;
+}
+
+void h5io_discard(hid_t f) {
+    char *first_err, *image = forget_created(f, &first_err);
+    H5Fclose(f);
+    if (image) cli_temp_remove(image);
+    free(image);
+    free(first_err);
+}
+
+int h5io_finish(hid_t f, const char *path, char *err, size_t errlen) {
+    char *first_err, *image = forget_created(f, &first_err);
+    int closed = H5Fclose(f) >= 0;
+    if (first_err || g_stray_err[0] || !closed) {
+        if (first_err) snprintf(err, errlen, "%s", first_err);
+        else if (g_stray_err[0]) snprintf(err, errlen, "%s", g_stray_err), g_stray_err[0] = 0;
+        else fail(err, errlen, path, "cannot close HDF5 output");
+        free(first_err);
+        if (image) cli_temp_remove(image);
+        free(image);
+        return -1;
+    }
+    if (!image) { cli_out_commit(path); return 0; }
     size_t n;
     unsigned char *buf = cli_slurp(image, &n);
     cli_temp_remove(image);
     free(image);
     cli_write_bytes("-", buf, n);
     free(buf);
+    return 0;
 }
 
 int h5io_exists(hid_t f, const char *name) {
@@ -195,13 +286,21 @@ int h5io_exists(hid_t f, const char *name) {
     }
 }
 
-int h5io_dims(hid_t f, const char *file, const char *name, hsize_t *dims, int maxrank) {
-    if (!h5io_exists(f, name)) die_data(file, "missing dataset '%s'", name);
+int h5io_attr_exists(hid_t f, const char *obj, const char *key) {
+    return H5Aexists_by_name(f, obj, key, H5P_DEFAULT) > 0;
+}
+
+int h5io_dims(hid_t f, const char *file, const char *name, hsize_t *dims, int maxrank, char *err, size_t errlen) {
+    if (!h5io_exists(f, name)) return fail(err, errlen, file, "missing dataset '%s'", name);
     hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
-    if (d < 0) die_data(file, "cannot open dataset '%s'", name);
+    if (d < 0) return fail(err, errlen, file, "cannot open dataset '%s'", name);
     hid_t sp = H5Dget_space(d);
     int rank = H5Sget_simple_extent_ndims(sp);
-    if (rank < 0 || rank > maxrank) die_data(file, "dataset '%s' has rank %d, expected at most %d", name, rank, maxrank);
+    if (rank < 0 || rank > maxrank) {
+        H5Sclose(sp);
+        H5Dclose(d);
+        return fail(err, errlen, file, "dataset '%s' has rank %d, expected at most %d", name, rank, maxrank);
+    }
     H5Sget_simple_extent_dims(sp, dims, NULL);
     H5Sclose(sp);
     H5Dclose(d);
@@ -241,45 +340,64 @@ const char *h5io_storage_problem(hid_t d, unsigned long long n, char *why, size_
     return why;
 }
 
-static void *read_typed(hid_t f, const char *file, const char *name, int rank, const hsize_t *want,
-                        hsize_t *dims, hid_t memtype, size_t elsize) {
+/* The element count of dataset name after its rank and shape are checked, or -1 with err. */
+static long long checked_count(hid_t f, const char *file, const char *name, int rank, const hsize_t *want,
+                               hsize_t *dims, size_t elsize, char *err, size_t errlen) {
     hsize_t got[16];
-    int r = h5io_dims(f, file, name, got, 16);
-    if (r != rank) die_data(file, "dataset '%s' has rank %d, expected %d", name, r, rank);
+    int r = h5io_dims(f, file, name, got, 16, err, errlen);
+    if (r < 0) return -1;
+    if (r != rank) return fail(err, errlen, file, "dataset '%s' has rank %d, expected %d", name, r, rank);
     size_t n = 1;
     for (int i = 0; i < r; i++) {
         if (want && want[i] && got[i] != want[i])
-            die_data(file, "dataset '%s' dimension %d is %llu, expected %llu", name, i,
-                     (unsigned long long)got[i], (unsigned long long)want[i]);
+            return fail(err, errlen, file, "dataset '%s' dimension %d is %llu, expected %llu", name, i,
+                        (unsigned long long)got[i], (unsigned long long)want[i]);
         if (got[i] && n > (SIZE_MAX / elsize) / got[i])
-            die_data(file, "dataset '%s' is too large to read (dimension %d is %llu)", name, i, (unsigned long long)got[i]);
+            return fail(err, errlen, file, "dataset '%s' is too large to read (dimension %d is %llu)", name, i,
+                        (unsigned long long)got[i]);
         n *= got[i];
         if (dims) dims[i] = got[i];
     }
+    return (long long)n;
+}
+
+static void *read_typed(hid_t f, const char *file, const char *name, int rank, const hsize_t *want,
+                        hsize_t *dims, hid_t memtype, size_t elsize, char *err, size_t errlen) {
+    long long n = checked_count(f, file, name, rank, want, dims, elsize, err, errlen);
+    if (n < 0) return NULL;
     hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
     char why[160];
-    if (h5io_storage_problem(d, (unsigned long long)n, why, sizeof why))
-        die_data(file, "dataset '%s' %s", name, why);
-    void *buf = xmalloc(n * elsize);
-    if (H5Dread(d, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0)
-        die_data(file, "cannot read dataset '%s' (truncated or wrong type)", name);
+    if (h5io_storage_problem(d, (unsigned long long)n, why, sizeof why)) {
+        H5Dclose(d);
+        fail(err, errlen, file, "dataset '%s' %s", name, why);
+        return NULL;
+    }
+    void *buf = xmalloc((size_t)n * elsize);
+    if (H5Dread(d, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {
+        free(buf);
+        buf = NULL;
+        fail(err, errlen, file, "cannot read dataset '%s' (truncated or wrong type)", name);
+    }
     H5Dclose(d);
     return buf;
 }
 
-double *h5io_read_f64(hid_t f, const char *file, const char *name, int rank, const hsize_t *want, hsize_t *dims) {
-    return read_typed(f, file, name, rank, want, dims, H5T_NATIVE_DOUBLE, sizeof(double));
+double *h5io_read_f64(hid_t f, const char *file, const char *name, int rank, const hsize_t *want, hsize_t *dims,
+                      char *err, size_t errlen) {
+    return read_typed(f, file, name, rank, want, dims, H5T_NATIVE_DOUBLE, sizeof(double), err, errlen);
 }
-int *h5io_read_i32(hid_t f, const char *file, const char *name, int rank, const hsize_t *want, hsize_t *dims) {
-    return read_typed(f, file, name, rank, want, dims, H5T_NATIVE_INT, sizeof(int));
+int *h5io_read_i32(hid_t f, const char *file, const char *name, int rank, const hsize_t *want, hsize_t *dims,
+                   char *err, size_t errlen) {
+    return read_typed(f, file, name, rank, want, dims, H5T_NATIVE_INT, sizeof(int), err, errlen);
 }
-float *h5io_read_f32(hid_t f, const char *file, const char *name, int rank, const hsize_t *want, hsize_t *dims) {
-    return read_typed(f, file, name, rank, want, dims, H5T_NATIVE_FLOAT, sizeof(float));
+float *h5io_read_f32(hid_t f, const char *file, const char *name, int rank, const hsize_t *want, hsize_t *dims,
+                     char *err, size_t errlen) {
+    return read_typed(f, file, name, rank, want, dims, H5T_NATIVE_FLOAT, sizeof(float), err, errlen);
 }
 
 /* Groups on the way to name, created without timestamps (the default group creation list
  * would record times and break byte-identical outputs). */
-static void ensure_groups(hid_t f, const char *name) {
+static int ensure_groups(hid_t f, const char *name) {
     char buf[512];
     snprintf(buf, sizeof buf, "%s", name);
     for (char *p = buf + 1; *p; p++) {
@@ -290,12 +408,13 @@ static void ensure_groups(hid_t f, const char *name) {
             H5Pset_obj_track_times(gcpl, 0);
             if (is_netcdf(f)) track_order(gcpl, 1);
             hid_t g = H5Gcreate2(f, buf, H5P_DEFAULT, gcpl, H5P_DEFAULT);
-            if (g < 0) die_data(out_name(f), "cannot create group '%s'", buf);
-            H5Gclose(g);
             H5Pclose(gcpl);
+            if (g < 0) return write_failed(f, "cannot create group '%s'", buf);
+            H5Gclose(g);
         }
         *p = '/';
     }
+    return 0;
 }
 
 /* netCDF-4 files: a fill value of the dataset's own type, NaN for floats (the `_FillValue`
@@ -312,20 +431,21 @@ static void netcdf_fill(hid_t dcpl, hid_t filetype) {
     }
 }
 
-static void netcdf_fill_attr(hid_t d, hid_t filetype) {
-    if (H5Tget_class(filetype) != H5T_FLOAT) return;
+static int netcdf_fill_attr(hid_t d, hid_t filetype) {
+    if (H5Tget_class(filetype) != H5T_FLOAT) return 0;
     double nan = NAN;
     hid_t sp = H5Screate(H5S_SCALAR);
     hid_t a = H5Acreate2(d, "_FillValue", filetype, sp, H5P_DEFAULT, H5P_DEFAULT);
-    if (a < 0 || H5Awrite(a, H5T_NATIVE_DOUBLE, &nan) < 0) die_data(out_name(d), "cannot write attribute '_FillValue'");
-    H5Aclose(a);
+    int ok = a >= 0 && H5Awrite(a, H5T_NATIVE_DOUBLE, &nan) >= 0;
+    if (a >= 0) H5Aclose(a);
     H5Sclose(sp);
+    return ok ? 0 : write_failed(d, "cannot write attribute '_FillValue'");
 }
 
 /* Create intermediate groups, then a contiguous (small) or chunked+deflated (large) dataset. */
-static void write_typed(hid_t f, const char *name, int rank, const hsize_t *dims, hid_t memtype,
-                        hid_t filetype, const void *data) {
-    ensure_groups(f, name);
+static int write_typed(hid_t f, const char *name, int rank, const hsize_t *dims, hid_t memtype,
+                       hid_t filetype, const void *data) {
+    if (ensure_groups(f, name) < 0) return -1;
     hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
     H5Pset_create_intermediate_group(lcpl, 1);
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
@@ -334,48 +454,53 @@ static void write_typed(hid_t f, const char *name, int rank, const hsize_t *dims
     if (netcdf) track_order(dcpl, 0), netcdf_fill(dcpl, filetype);
     hid_t sp = H5Screate_simple(rank, dims, NULL);
     hid_t d = H5Dcreate2(f, name, filetype, sp, lcpl, dcpl, H5P_DEFAULT);
+    int rc = 0;
     if (d < 0 || H5Dwrite(d, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
-        die_data(out_name(f), "cannot write dataset '%s'", name);
-    if (netcdf) netcdf_fill_attr(d, filetype);
-    H5Dclose(d);
+        rc = write_failed(f, "cannot write dataset '%s'", name);
+    else if (netcdf)
+        rc = netcdf_fill_attr(d, filetype);
+    if (d >= 0) H5Dclose(d);
     H5Sclose(sp);
     H5Pclose(dcpl);
     H5Pclose(lcpl);
+    return rc;
 }
 
-void h5io_write_f64(hid_t f, const char *name, int rank, const hsize_t *dims, const double *data) {
-    write_typed(f, name, rank, dims, H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, data);
+int h5io_write_f64(hid_t f, const char *name, int rank, const hsize_t *dims, const double *data) {
+    return write_typed(f, name, rank, dims, H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, data);
 }
-void h5io_write_i32(hid_t f, const char *name, int rank, const hsize_t *dims, const int *data) {
-    write_typed(f, name, rank, dims, H5T_NATIVE_INT, H5T_STD_I32LE, data);
+int h5io_write_i32(hid_t f, const char *name, int rank, const hsize_t *dims, const int *data) {
+    return write_typed(f, name, rank, dims, H5T_NATIVE_INT, H5T_STD_I32LE, data);
 }
-void h5io_write_f32(hid_t f, const char *name, int rank, const hsize_t *dims, const float *data) {
-    write_typed(f, name, rank, dims, H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, data);
+int h5io_write_f32(hid_t f, const char *name, int rank, const hsize_t *dims, const float *data) {
+    return write_typed(f, name, rank, dims, H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, data);
 }
 
-static void attr_write(hid_t f, const char *obj, const char *key, hid_t type, hid_t memtype, const void *val) {
+static int attr_write(hid_t f, const char *obj, const char *key, hid_t type, hid_t memtype, const void *val) {
     if (H5Aexists_by_name(f, obj, key, H5P_DEFAULT) > 0) H5Adelete_by_name(f, obj, key, H5P_DEFAULT);
     hid_t sp = H5Screate(H5S_SCALAR);
     hid_t a = H5Acreate_by_name(f, obj, key, type, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    if (a < 0 || H5Awrite(a, memtype, val) < 0) die_data(out_name(f), "cannot write attribute '%s'", key);
-    H5Aclose(a);
+    int ok = a >= 0 && H5Awrite(a, memtype, val) >= 0;
+    if (a >= 0) H5Aclose(a);
     H5Sclose(sp);
+    return ok ? 0 : write_failed(f, "cannot write attribute '%s'", key);
 }
 
 /* Variable-length UTF-8, so h5py returns str (fixed-length ASCII strings come back as bytes);
  * h5io_get_attr_str reads both, so files written before this still read. */
-void h5io_attr_str(hid_t f, const char *obj, const char *key, const char *val) {
+int h5io_attr_str(hid_t f, const char *obj, const char *key, const char *val) {
     hid_t t = H5Tcopy(H5T_C_S1);
     H5Tset_size(t, H5T_VARIABLE);
     H5Tset_cset(t, H5T_CSET_UTF8);
-    attr_write(f, obj, key, t, t, &val);
+    int rc = attr_write(f, obj, key, t, t, &val);
     H5Tclose(t);
+    return rc;
 }
-void h5io_attr_int(hid_t f, const char *obj, const char *key, long long val) {
-    attr_write(f, obj, key, H5T_STD_I64LE, H5T_NATIVE_LLONG, &val);
+int h5io_attr_int(hid_t f, const char *obj, const char *key, long long val) {
+    return attr_write(f, obj, key, H5T_STD_I64LE, H5T_NATIVE_LLONG, &val);
 }
-void h5io_attr_dbl(hid_t f, const char *obj, const char *key, double val) {
-    attr_write(f, obj, key, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &val);
+int h5io_attr_dbl(hid_t f, const char *obj, const char *key, double val) {
+    return attr_write(f, obj, key, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &val);
 }
 
 static const char *class_name(H5T_class_t c) {
@@ -392,20 +517,25 @@ static const char *class_name(H5T_class_t c) {
 }
 
 /* An attribute opened for reading one value: it must be a scalar or a rank-1 array of length 1
- * (h5py writes both), since H5Aread writes every element into the caller's single value. */
-static hid_t attr_open(hid_t f, const char *obj, const char *key, H5T_class_t *cls) {
+ * (h5py writes both), since H5Aread writes every element into the caller's single value.
+ * Returns the attribute, -1 when absent (err = ""), -2 with err when unusable. */
+static hid_t attr_open(hid_t f, const char *obj, const char *key, H5T_class_t *cls, char *err, size_t errlen) {
+    if (errlen) err[0] = 0;
     if (H5Aexists_by_name(f, obj, key, H5P_DEFAULT) <= 0) return -1;
     hid_t a = H5Aopen_by_name(f, obj, key, H5P_DEFAULT, H5P_DEFAULT);
-    if (a < 0) die_data(file_name(f), "cannot open attribute '%s'", key);
+    if (a < 0) return fail(err, errlen, file_name(f), "cannot open attribute '%s'", key), -2;
     hid_t sp = H5Aget_space(a);
     H5S_class_t sc = H5Sget_simple_extent_type(sp);
     int rank = H5Sget_simple_extent_ndims(sp);
     hssize_t n = H5Sget_simple_extent_npoints(sp);
     H5Sclose(sp);
-    if (sc == H5S_NULL) die_data(file_name(f), "attribute '%s' holds no value (null dataspace)", key);
-    if (rank < 0 || rank > 1 || n != 1)
-        die_data(file_name(f), "attribute '%s' holds %lld values (rank %d), expected a single value", key,
-                 (long long)n, rank);
+    if (sc == H5S_NULL || rank < 0 || rank > 1 || n != 1) {
+        H5Aclose(a);
+        if (sc == H5S_NULL) fail(err, errlen, file_name(f), "attribute '%s' holds no value (null dataspace)", key);
+        else fail(err, errlen, file_name(f), "attribute '%s' holds %lld values (rank %d), expected a single value",
+                  key, (long long)n, rank);
+        return -2;
+    }
     hid_t t = H5Aget_type(a);
     *cls = H5Tget_class(t);
     H5Tclose(t);
@@ -415,11 +545,13 @@ static hid_t attr_open(hid_t f, const char *obj, const char *key, H5T_class_t *c
 /* Longest fixed-size string attribute accepted (provenance chains are the longest real ones). */
 #define ATTR_STR_MAX ((size_t)64 << 20)
 
-static char *read_str(hid_t f, hid_t a, const char *key) {
+static char *read_str(hid_t f, hid_t a, const char *key, char *err, size_t errlen) {
     hid_t t = H5Aget_type(a);
     hid_t mt = H5Tcopy(H5T_C_S1);
     H5Tset_cset(mt, H5Tget_cset(t));
     char *out = NULL;
+    int too_long = 0;
+    size_t n = 0;
     if (H5Tis_variable_str(t) > 0) {
         char *v = NULL;
         H5Tset_size(mt, H5T_VARIABLE);
@@ -427,10 +559,9 @@ static char *read_str(hid_t f, hid_t a, const char *key) {
             out = xstrdup(v ? v : "");
             H5free_memory(v);
         }
+    } else if ((n = H5Tget_size(t)) == 0 || n > ATTR_STR_MAX) {
+        too_long = 1;
     } else {
-        size_t n = H5Tget_size(t);
-        if (n == 0 || n > ATTR_STR_MAX)
-            die_data(file_name(f), "attribute '%s' is a fixed-size string of %zu bytes", key, n);
         out = xcalloc(n + 1, 1);
         H5Tset_size(mt, n + 1);
         H5Tset_strpad(mt, H5T_STR_NULLTERM);
@@ -441,49 +572,56 @@ static char *read_str(hid_t f, hid_t a, const char *key) {
     }
     H5Tclose(mt);
     H5Tclose(t);
-    if (!out) die_data(file_name(f), "cannot read string attribute '%s'", key);
+    if (too_long) fail(err, errlen, file_name(f), "attribute '%s' is a fixed-size string of %zu bytes", key, n);
+    else if (!out) fail(err, errlen, file_name(f), "cannot read string attribute '%s'", key);
     return out;
 }
 
-char *h5io_get_attr_str(hid_t f, const char *obj, const char *key) {
+char *h5io_get_attr_str(hid_t f, const char *obj, const char *key, char *err, size_t errlen) {
     H5T_class_t c;
-    hid_t a = attr_open(f, obj, key, &c);
+    hid_t a = attr_open(f, obj, key, &c, err, errlen);
     if (a < 0) return NULL;
-    if (c != H5T_STRING) die_data(file_name(f), "attribute '%s' is %s, expected a string", key, class_name(c));
-    char *out = read_str(f, a, key);
+    char *out = NULL;
+    if (c != H5T_STRING) fail(err, errlen, file_name(f), "attribute '%s' is %s, expected a string", key, class_name(c));
+    else out = read_str(f, a, key, err, errlen);
     H5Aclose(a);
     return out;
 }
 
-int h5io_get_attr_int(hid_t f, const char *obj, const char *key, long long *val) {
+/* A numeric attribute read as memtype: an integer one when integer is set, else any number. */
+static int get_attr_num(hid_t f, const char *obj, const char *key, hid_t memtype, void *val, int integer,
+                        char *err, size_t errlen) {
     H5T_class_t c;
-    hid_t a = attr_open(f, obj, key, &c);
+    hid_t a = attr_open(f, obj, key, &c, err, errlen);
+    if (a == -1) return 1;
     if (a < 0) return -1;
-    if (c != H5T_INTEGER) die_data(file_name(f), "attribute '%s' is %s, expected an integer", key, class_name(c));
-    if (H5Aread(a, H5T_NATIVE_LLONG, val) < 0) die_data(file_name(f), "cannot read integer attribute '%s'", key);
+    int rc = 0;
+    if (integer ? c != H5T_INTEGER : c != H5T_FLOAT && c != H5T_INTEGER)
+        rc = fail(err, errlen, file_name(f), "attribute '%s' is %s, expected %s", key, class_name(c),
+                  integer ? "an integer" : "a number");
+    else if (H5Aread(a, memtype, val) < 0)
+        rc = fail(err, errlen, file_name(f), "cannot read %s attribute '%s'", integer ? "integer" : "numeric", key);
     H5Aclose(a);
-    return 0;
+    return rc;
 }
 
-int h5io_get_attr_dbl(hid_t f, const char *obj, const char *key, double *val) {
-    H5T_class_t c;
-    hid_t a = attr_open(f, obj, key, &c);
-    if (a < 0) return -1;
-    if (c != H5T_FLOAT && c != H5T_INTEGER)
-        die_data(file_name(f), "attribute '%s' is %s, expected a number", key, class_name(c));
-    if (H5Aread(a, H5T_NATIVE_DOUBLE, val) < 0) die_data(file_name(f), "cannot read numeric attribute '%s'", key);
-    H5Aclose(a);
-    return 0;
+int h5io_get_attr_int(hid_t f, const char *obj, const char *key, long long *val, char *err, size_t errlen) {
+    return get_attr_num(f, obj, key, H5T_NATIVE_LLONG, val, 1, err, errlen);
 }
 
-void h5io_copy(hid_t src, const char *name, hid_t dst) {
+int h5io_get_attr_dbl(hid_t f, const char *obj, const char *key, double *val, char *err, size_t errlen) {
+    return get_attr_num(f, obj, key, H5T_NATIVE_DOUBLE, val, 0, err, errlen);
+}
+
+int h5io_copy(hid_t src, const char *name, hid_t dst) {
     hid_t ocpy = H5Pcreate(H5P_OBJECT_COPY);
-    if (H5Ocopy(src, name, dst, name, ocpy, H5P_DEFAULT) < 0) die_data(out_name(dst), "cannot copy '%s'", name);
+    herr_t e = H5Ocopy(src, name, dst, name, ocpy, H5P_DEFAULT);
     H5Pclose(ocpy);
+    return e < 0 ? write_failed(dst, "cannot copy '%s'", name) : 0;
 }
 
 hid_t h5io_chunked_f64(hid_t f, const char *name, int rank, const hsize_t *dims, const hsize_t *chunk) {
-    ensure_groups(f, name);
+    if (ensure_groups(f, name) < 0) return -1;
     hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
     H5Pset_create_intermediate_group(lcpl, 1);
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
@@ -496,74 +634,124 @@ hid_t h5io_chunked_f64(hid_t f, const char *name, int rank, const hsize_t *dims,
     H5Sclose(sp);
     H5Pclose(dcpl);
     H5Pclose(lcpl);
-    if (d < 0) die_data(out_name(f), "cannot create dataset '%s'", name);
+    if (d < 0) return write_failed(f, "cannot create dataset '%s'", name);
     return d;
 }
 
-void h5io_write_slab_f64(hid_t d, int rank, const hsize_t *start, const hsize_t *count, const double *data) {
+/* count elements at start of dataset d from data (memtype in memory). */
+static herr_t write_slab(hid_t d, int rank, const hsize_t *start, const hsize_t *count, hid_t memtype, const void *data) {
     hid_t fs = H5Dget_space(d);
     H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL);
     hid_t ms = H5Screate_simple(rank, count, NULL);
-    herr_t e = H5Dwrite(d, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, data);
+    herr_t e = H5Dwrite(d, memtype, ms, fs, H5P_DEFAULT, data);
     H5Sclose(ms);
     H5Sclose(fs);
-    if (e < 0) die_data(out_name(d), "cannot write a slab of a float64 dataset");
+    return e;
+}
+
+int h5io_write_slab_f64(hid_t d, int rank, const hsize_t *start, const hsize_t *count, const double *data) {
+    if (write_slab(d, rank, start, count, H5T_NATIVE_DOUBLE, data) < 0)
+        return write_failed(d, "cannot write a slab of a float64 dataset");
+    return 0;
+}
+
+hid_t h5io_dataset_f32(hid_t f, const char *name, int rank, const hsize_t *dims) {
+    hid_t sp = H5Screate_simple(rank, dims, NULL);
+    hid_t d = H5Dcreate2(f, name, H5T_IEEE_F32LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    H5Sclose(sp);
+    if (d < 0) return write_failed(f, "cannot create dataset '%s'", name);
+    return d;
+}
+
+int h5io_write_slab_f32(hid_t d, int rank, const hsize_t *start, const hsize_t *count, const float *data) {
+    if (write_slab(d, rank, start, count, H5T_NATIVE_FLOAT, data) < 0)
+        return write_failed(d, "cannot write a slab of a float32 dataset");
+    return 0;
+}
+
+void h5io_close_dataset(hid_t d) {
+    if (d >= 0) H5Dclose(d);
+}
+
+int h5io_deflate_level(hid_t f, const char *name) {
+    hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
+    hid_t dcpl = d < 0 ? -1 : H5Dget_create_plist(d);
+    int level = 0, n = dcpl < 0 ? -1 : H5Pget_nfilters(dcpl);
+    for (int i = 0; i < n; i++) {
+        unsigned flags, cd[8];
+        size_t ncd = 8;
+        if (H5Pget_filter2(dcpl, (unsigned)i, &flags, &ncd, cd, 0, NULL, NULL) == H5Z_FILTER_DEFLATE && ncd >= 1)
+            level = cd[0] <= 9 ? (int)cd[0] : -1;
+    }
+    if (dcpl >= 0) H5Pclose(dcpl);
+    if (d >= 0) H5Dclose(d);
+    return n < 0 ? -1 : level;
+}
+
+/* The scale dataset path (int32 0..n-1) for axis `name`, made a dimension scale when new. */
+static int ensure_scale(hid_t f, const char *path, const char *name, hsize_t n) {
+    if (h5io_exists(f, path)) return 0;
+    int *idx = xmalloc(sizeof *idx * (n ? n : 1));
+    for (hsize_t k = 0; k < n; k++) idx[k] = (int)k;
+    int rc = h5io_write_i32(f, path, 1, &n, idx);
+    free(idx);
+    if (rc < 0) return -1;
+    hid_t s = H5Dopen2(f, path, H5P_DEFAULT);
+    H5DSset_scale(s, name);
+    H5Dclose(s);
+    return 0;
 }
 
 /* Dimension scales: one int32 dataset 0..n-1 per axis name in group scope (netCDF-4 style, so
  * h5netcdf/xarray name the axes), made on first use, attached to the dataset; plus the same
  * names as dimension labels (h5py's dset.dims[i].label). A scale of another length under the
  * same name is a programming error. */
-void h5io_label_dims(hid_t f, const char *dset, const char *scope, int rank, const char *const *names) {
+int h5io_label_dims(hid_t f, const char *dset, const char *scope, int rank, const char *const *names) {
     hid_t d = H5Dopen2(f, dset, H5P_DEFAULT);
-    if (d < 0) die_data(out_name(f), "cannot open dataset '%s' to label its axes", dset);
+    if (d < 0) return write_failed(f, "cannot open dataset '%s' to label its axes", dset);
     hsize_t dims[16];
     hid_t sp = H5Dget_space(d);
     int r = H5Sget_simple_extent_ndims(sp);
     H5Sget_simple_extent_dims(sp, dims, NULL);
     H5Sclose(sp);
-    if (r != rank || r > 16) die_data(out_name(f), "dataset '%s' has rank %d, %d axis names given", dset, r, rank);
-    for (int i = 0; i < rank; i++) {
+    int rc = 0;
+    if (r != rank || r > 16) rc = write_failed(f, "dataset '%s' has rank %d, %d axis names given", dset, r, rank);
+    for (int i = 0; i < rank && rc == 0; i++) {
         char path[512];
         snprintf(path, sizeof path, "%s/%s", strcmp(scope, "/") ? scope : "", names[i]);
-        if (!h5io_exists(f, path)) {
-            int *idx = xmalloc(sizeof *idx * (dims[i] ? dims[i] : 1));
-            for (hsize_t k = 0; k < dims[i]; k++) idx[k] = (int)k;
-            h5io_write_i32(f, path, 1, &dims[i], idx);
-            free(idx);
-            hid_t s = H5Dopen2(f, path, H5P_DEFAULT);
-            H5DSset_scale(s, names[i]);
-            H5Dclose(s);
-        }
+        if (ensure_scale(f, path, names[i], dims[i]) < 0) { rc = -1; break; }
         hid_t s = H5Dopen2(f, path, H5P_DEFAULT);
         hsize_t n;
         hid_t ssp = H5Dget_space(s);
         H5Sget_simple_extent_dims(ssp, &n, NULL);
         H5Sclose(ssp);
         if (n != dims[i] || H5DSattach_scale(d, s, (unsigned)i) < 0)
-            die_data(out_name(f), "cannot attach axis '%s' to dataset '%s'", names[i], dset);
-        H5DSset_label(d, (unsigned)i, names[i]);
+            rc = write_failed(f, "cannot attach axis '%s' to dataset '%s'", names[i], dset);
+        else
+            H5DSset_label(d, (unsigned)i, names[i]);
         H5Dclose(s);
     }
     H5Dclose(d);
+    return rc;
 }
 
-void h5io_label_attention(hid_t f) {
+int h5io_label_attention(hid_t f) {
     static const char *const axes[5] = {"sequence", "layer", "head", "query", "key"};
     /* sampled rows (query_pos): the stored-row axis is "query_row", of length Q, not T */
     static const char *const row_axes[5] = {"sequence", "layer", "head", "query_row", "key"};
-    int sampled = h5io_exists(f, "query_pos");
-    h5io_label_dims(f, "attention", "/", 5, sampled ? row_axes : axes);
-    if (sampled) h5io_label_dims(f, "query_pos", "/", 2, (const char *const[]){"sequence", "query_row"});
+    int sampled = h5io_exists(f, "query_pos"), rc = 0;
+    rc |= h5io_label_dims(f, "attention", "/", 5, sampled ? row_axes : axes);
+    if (sampled) rc |= h5io_label_dims(f, "query_pos", "/", 2, (const char *const[]){"sequence", "query_row"});
     /* token positions are the query axis */
     static const char *const pos[2] = {"sequence", "query"};
-    if (h5io_exists(f, "tokens")) h5io_label_dims(f, "tokens", "/", 2, pos);
-    if (h5io_exists(f, "valid")) h5io_label_dims(f, "valid", "/", 2, pos);
-    if (h5io_exists(f, "layer_index")) h5io_label_dims(f, "layer_index", "/", 1, axes + 1);
-    if (h5io_exists(f, "head_index")) h5io_label_dims(f, "head_index", "/", 1, axes + 2);
+    if (h5io_exists(f, "tokens")) rc |= h5io_label_dims(f, "tokens", "/", 2, pos);
+    if (h5io_exists(f, "valid")) rc |= h5io_label_dims(f, "valid", "/", 2, pos);
+    if (h5io_exists(f, "layer_index")) rc |= h5io_label_dims(f, "layer_index", "/", 1, axes + 1);
+    if (h5io_exists(f, "head_index")) rc |= h5io_label_dims(f, "head_index", "/", 1, axes + 2);
+    return rc ? -1 : 0;
 }
 
-void h5io_describe(hid_t f, const char *dset, const char *long_name, const char *units) {
-    h5io_attr_str(f, dset, "long_name", long_name);
-    h5io_attr_str(f, dset, "units", units);
+int h5io_describe(hid_t f, const char *dset, const char *long_name, const char *units) {
+    int rc = h5io_attr_str(f, dset, "long_name", long_name);
+    return h5io_attr_str(f, dset, "units", units) | rc;
 }
