@@ -159,7 +159,7 @@ endif
 FORCE:
 .PHONY: FORCE
 
-$(FUZZ_BUILD)/bin/%: tests/fuzz/%.c tests/fuzz/fuzz.h tests/fuzz/fuzz_h5.h $(FUZZ_BUILD)/libattncoda.a
+$(FUZZ_BUILD)/bin/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(FUZZ_BUILD)/libattncoda.a
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(filter-out $(CFLAGS) $(SANFLAGS),$(ALL_CFLAGS)) -O1 -g -fsanitize=fuzzer $(FUZZ_SAN) \
 	    -o $@ $< $(FUZZ_BUILD)/libattncoda.a $(LDLIBS)

@@ -85,8 +85,8 @@ int main(int argc, char **argv) {
 
     /* a file of sampled rows stays one: the same query_pos, every dataset over the stored rows */
     int sampled = attn_is_sampled(r);
-    attn_writer *w = attn_create_rows(o.out, &m, pj, sampled ? attn_query_pos(r, 0) : NULL, err, sizeof err);
-    if (!w) die_data(NULL, "%s", err);
+    attn_writer *w;
+    cli_check(attn_create_rows(&w, o.out, &m, pj, sampled ? attn_query_pos(r, 0) : NULL, err, sizeof err), err);
     h5io_id f = attn_writer_file(w);
     int S = m.S, L = m.L, H = m.H, T = m.T, Q = m.Q;
     h5io_size d5[5] = {S, L, H, Q, T}, c5[5] = {1, 1, H, Q, T}, d4[4] = {S, L, H, Q}, c4[4] = {1, 1, H, Q};
@@ -143,7 +143,7 @@ int main(int argc, char **argv) {
     h5io_label_dims(f, "clr", "/", 5, axes);
     h5io_label_dims(f, "clr_content", "/", 5, axes);
     h5io_label_dims(f, "sink_balance", "/", 4, axes);
-    if (attn_finish(w, err, sizeof err)) die_data(NULL, "%s", err);
+    cli_check(attn_finish(w, err, sizeof err), err);
     attn_close(r);
     free(buf); free(clr); free(clrc); free(bal); free(lr); free(valid); free(tokens); free(pj);
     return 0;

@@ -140,7 +140,7 @@ int main(int argc, char **argv) {
         if (heads_tsv) write_heads_tsv(heads_tsv, pj, d, lab, mds);
         if (out) {
             h5io_id f = h5io_create(out, err, sizeof err);
-            if (f < 0) die_data(NULL, "%s", err);
+            if (f < 0) cli_check((int)f, err);
             h5io_attr_str(f, "/", "provenance", pj);
             h5io_attr_str(f, "/", "format", "attncoda-cluster");
             h5io_size d1[1] = {N}, d2[2] = {N, 2}, da[2] = {nk, NCMP};
@@ -154,7 +154,7 @@ int main(int argc, char **argv) {
             h5io_write_f64(f, "ari", 2, da, ari_all);
             h5io_attr_str(f, "ari", "columns", "js_keep~js_drop,js_keep~content_full,js_keep~sink,content_full~content_drop");
             h5io_attr_int(f, "ari", "k_from", ka);
-            if (h5io_finish(f, out, err, sizeof err)) die_data(NULL, "%s", err);
+            cli_check(h5io_finish(f, out, err, sizeof err), err);
         }
         for (int m = 0; m < NM; m++) free(mds[m]);
     }

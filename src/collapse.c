@@ -181,7 +181,7 @@ static void write_h5(const char *path, const char *pj, int nf, const long long *
                      const split *sp, const split *all, int L, int best) {
     char err[2048];
     h5io_id f = h5io_create(path, err, sizeof err);
-    if (f < 0) die_data(NULL, "%s", err);
+    if (f < 0) cli_check((int)f, err);
     h5io_attr_str(f, "/", "format", "attncoda-collapse");
     h5io_attr_str(f, "/", "provenance", pj);
     h5io_attr_int(f, "/", "from_step", step[best]);
@@ -209,7 +209,7 @@ static void write_h5(const char *path, const char *pj, int nf, const long long *
     double *st = xmalloc(nf * sizeof *st);
     for (int c = 0; c < nf; c++) st[c] = (double)step[c];
     h5io_write_f64(f, "steps", 1, dn, st);
-    if (h5io_finish(f, path, err, sizeof err)) die_data(NULL, "%s", err);
+    cli_check(h5io_finish(f, path, err, sizeof err), err);
     free(x);
     free(y);
     free(st);

@@ -277,7 +277,7 @@ int main(int argc, char **argv) {
     char *pj = provenance(&o, r, sink);
 
     h5io_id f = h5io_create(o.out, err, sizeof err);
-    if (f < 0) die_data(NULL, "%s", err);
+    if (f < 0) cli_check((int)f, err);
     h5io_size d4[4] = {S, L, H, Q}, c4[4] = {1, 1, H, Q};
     h5io_id ds[NQ];
     double *q[NQ], *sum[NQ];
@@ -343,7 +343,7 @@ int main(int argc, char **argv) {
         bypos_free(&bp);
     }
     label_axes(f, attn_is_sampled(r));
-    if (h5io_finish(f, o.out, err, sizeof err)) die_data(NULL, "%s", err);
+    cli_check(h5io_finish(f, o.out, err, sizeof err), err);
     attn_close(r);
     for (int k = 0; k < NQ; k++) { free(q[k]); free(sum[k]); }
     free(rows); free(rows_i); free(buf[0]); free(buf[1]); free(valid); free(pj);

@@ -523,14 +523,14 @@ static void run_distance(const char *in, const char *out, dopts *o, int sink_giv
     prov_upstream(p, attn_provenance(r));
     char *pj = prov_json(p);
     h5io_id f = h5io_create_netcdf(out, err, sizeof err);
-    if (f < 0) die_data(NULL, "%s", err);
+    if (f < 0) cli_check((int)f, err);
     write_attrs(f, pj, m->model[0] ? m->model : in, attn_checksum(r), optstr, m->L, m->H, o->seq_b - o->seq_a, seqs,
                 o->agg_sum, nrep);
     head_ids id = ids_from_attn(r);
     write_heads(f, &id);
     write_matrices(f, &A, o->agg_sum, 1);
     describe_file(f, &id, o->agg_sum, 1);
-    if (h5io_finish(f, out, err, sizeof err)) die_data(NULL, "%s", err);
+    cli_check(h5io_finish(f, out, err, sizeof err), err);
     write_heads_tsv(o->tsv, pj, &A, &id);
     free(id.layer);
     free(id.head);
@@ -680,14 +680,14 @@ static void run_merge(const char *out, char **in, int nin, const char *tsv) {
     char *pj = contiguous ? single_run_provenance(d, nin, whole, nrep) : NULL;
     if (!pj) pj = prov_json(p);
     h5io_id f = h5io_create_netcdf(out, err, sizeof err);
-    if (f < 0) die_data(NULL, "%s", err);
+    if (f < 0) cli_check((int)f, err);
     int agg_sum = strcmp(agg, "sum") == 0;
     write_attrs(f, pj, d[0]->model, sha, optstr, d[0]->L, d[0]->H, nseq, contiguous ? whole : sq.s, agg_sum, nrep);
     head_ids id = ids_from_dist(d[0]);
     write_heads(f, &id);
     write_matrices(f, &A, agg_sum, with_sq);
     describe_file(f, &id, agg_sum, with_sq);
-    if (h5io_finish(f, out, err, sizeof err)) die_data(NULL, "%s", err);
+    cli_check(h5io_finish(f, out, err, sizeof err), err);
     write_heads_tsv(tsv, pj, &A, &id);
     free(id.layer);
     free(id.head);

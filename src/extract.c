@@ -23,6 +23,7 @@
 #include "model/inputs.h"
 #include "model/mlm.h"
 #include "model/model.h"
+#include "model/model_load.h"
 #include "model/posenc.h"
 #include "model/queries.h"
 #include "tok/tok.h"
@@ -502,7 +503,7 @@ static void logits_open(logits_out *lo, const char *path, const char *name, int 
     char err[2048];
     lo->path = path;
     lo->f = h5io_create(path, err, sizeof err);
-    if (lo->f < 0) die_data(NULL, "%s", err);
+    if (lo->f < 0) cli_check((int)lo->f, err);
     h5io_attr_str(lo->f, "/", "provenance", provjs);
     h5io_size dims[3] = {(h5io_size)S, (h5io_size)T, (h5io_size)V};
     lo->dset = h5io_dataset_f32(lo->f, name, 3, dims);
@@ -770,8 +771,7 @@ static void open_outputs(run *r, int B) {
         snprintf(meta.text, sizeof meta.text, "%s", o->text ? o->text : o->ids);
         attn_set_deflate(o->deflate);
         meta.Q = r->Q;
-        r->w = attn_create_rows(o->out, &meta, r->provjs, r->qpos, err, sizeof err);
-        if (!r->w) die_data(NULL, "%s", err);
+        cli_check(attn_create_rows(&r->w, o->out, &meta, r->provjs, r->qpos, err, sizeof err), err);
         if (o->seqs) write_shard_attrs(r);
         attn_write_tokens(r->w, b->ids);
         if (b->padded || !c->causal) attn_write_valid(r->w, b->valid);
@@ -877,11 +877,11 @@ static void finish(run *r) {
     if (o->nll) write_nll(o->nll, r->provjs, ppl, r->nll_n, &r->rows);
     if (o->logits) {
         h5io_close_dataset(r->lo.dset);
-        if (h5io_finish(r->lo.f, o->logits, err, sizeof err)) die_data(NULL, "%s", err);
+        cli_check(h5io_finish(r->lo.f, o->logits, err, sizeof err), err);
     }
     if (r->w) {
         h5io_label_attention(attn_writer_file(r->w));
-        if (attn_finish(r->w, err, sizeof err)) die_data(NULL, "%s", err);
+        cli_check(attn_finish(r->w, err, sizeof err), err);
     }
     int stdout_busy = (r->w && cli_is_stdio(o->out)) || (o->nll && cli_is_stdio(o->nll)) ||
                       (o->logits && cli_is_stdio(o->logits));
@@ -995,8 +995,7 @@ static void image_outputs(run *r, const image_run *ir, int B) {
         snprintf(meta.family, sizeof meta.family, "%s", c->model_type);
         snprintf(meta.text, sizeof meta.text, "%s", o->images);
         attn_set_deflate(o->deflate);
-        r->w = attn_create(o->out, &meta, r->provjs, err, sizeof err);
-        if (!r->w) die_data(NULL, "%s", err);
+        cli_check(attn_create(&r->w, o->out, &meta, r->provjs, err, sizeof err), err);
         strbuf names = {0};
         for (int i = 0; i < ir->n; i++) sb_printf(&names, "%s\t%s\n", ir->paths[i], ir->sha[i]);
         h5io_attr_str(attn_writer_file(r->w), "/", "images", names.s);
@@ -1095,15 +1094,15 @@ static void run_images(run *r) {
     }
     if (o->logits) {
         h5io_close_dataset(r->lo.dset);
-        if (h5io_finish(r->lo.f, o->logits, err, sizeof err)) die_data(NULL, "%s", err);
+        cli_check(h5io_finish(r->lo.f, o->logits, err, sizeof err), err);
     }
     if (o->pixels) {
         h5io_close_dataset(r->px.dset);
-        if (h5io_finish(r->px.f, o->pixels, err, sizeof err)) die_data(NULL, "%s", err);
+        cli_check(h5io_finish(r->px.f, o->pixels, err, sizeof err), err);
     }
     if (r->w) {
         h5io_label_attention(attn_writer_file(r->w));
-        if (attn_finish(r->w, err, sizeof err)) die_data(NULL, "%s", err);
+        cli_check(attn_finish(r->w, err, sizeof err), err);
     }
     image_list_free(ir.paths, ir.n);
     for (int i = 0; ir.labels && i < r->m->cfg.vocab; i++) free(ir.labels[i]);
@@ -1269,8 +1268,8 @@ static void merge_write(const char *out, shard *sh, int n) {
     meta.S = sh[0].whole_S;
     size_t T = (size_t)meta.T, tt = T * T, st = (size_t)meta.S * T;
     attn_set_deflate(sh[0].deflate);
-    attn_writer *w = attn_create(out, &meta, sh[0].whole_prov, err, sizeof err);
-    if (!w) die_data(NULL, "%s", err);
+    attn_writer *w;
+    cli_check(attn_create(&w, out, &meta, sh[0].whole_prov, err, sizeof err), err);
     static int32_t *tokens;
     static uint8_t *valid;
     static float *block;
@@ -1293,7 +1292,7 @@ static void merge_write(const char *out, shard *sh, int n) {
                 attn_write_block(w, s, l, block);
             }
     h5io_label_attention(f);
-    if (attn_finish(w, err, sizeof err)) die_data(NULL, "%s", err);
+    cli_check(attn_finish(w, err, sizeof err), err);
     free(tokens);
     free(valid);
     free(block);

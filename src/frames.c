@@ -720,7 +720,7 @@ static void write_h5(const fr_opts *o, const attn_meta *m, const frames_acc *F, 
                      const model_res *mr, const char *pj) {
     char err[2048];
     h5io_id f = h5io_create(o->h5, err, sizeof err);
-    if (f < 0) die_data(NULL, "%s", err);
+    if (f < 0) cli_check((int)f, err);
     size_t NT = (size_t)F->N * F->T;
     double *r = xmalloc(NT * sizeof *r), *u = xmalloc(NT * sizeof *u), *z = xmalloc(NT * sizeof *z);
     for (size_t i = 0; i < NT; i++) {
@@ -755,7 +755,7 @@ static void write_h5(const fr_opts *o, const attn_meta *m, const frames_acc *F, 
     h5io_attr_str(f, "/", "model_label", LABEL_NAME[mr->label]);
     h5io_attr_str(f, "/", "model", m->model);
     h5io_attr_str(f, "/", "provenance", pj);
-    if (h5io_finish(f, o->h5, err, sizeof err)) die_data(NULL, "%s", err);
+    cli_check(h5io_finish(f, o->h5, err, sizeof err), err);
     free(r); free(u); free(z); free(lab); free(cs);
     for (int k = 0; k < 4; k++) free(q[k]);
 }

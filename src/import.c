@@ -551,8 +551,8 @@ int main(int argc, char **argv) {
     snprintf(m.text, sizeof m.text, "%s", o.text);
     char *pj = provenance(&o, &im, tok_sha, val_sha, qpos_sha);
     m.Q = im.g.Q;
-    attn_writer *w = attn_create_rows(o.out, &m, pj, im.qpos, err, sizeof err);
-    if (!w) die_data(NULL, "%s", err);
+    attn_writer *w;
+    cli_check(attn_create_rows(&w, o.out, &m, pj, im.qpos, err, sizeof err), err);
     convert_all(&im, w, blk);
     if (tokens) attn_write_tokens(w, tokens);
     if (im.valid) attn_write_valid(w, im.valid);
@@ -560,7 +560,7 @@ int main(int argc, char **argv) {
     h5io_attr_int(f, "/", "zero_replaced", im.zeros);
     h5io_attr_int(f, "/", "causal_inferred", o.causal < 0);
     h5io_label_attention(f);
-    if (attn_finish(w, err, sizeof err)) die_data(NULL, "%s", err);
+    cli_check(attn_finish(w, err, sizeof err), err);
     report_layout(&im.g);
     ai_close(set);
     free(blk);

@@ -197,7 +197,7 @@ int main(int argc, char **argv) {
     tsv_begin(stdout, pj, "metric\tseed\trank\thead\tlayer\tindex\tredundancy");
     if (out) {
         tg.h5 = h5io_create(out, err, sizeof err);
-        if (tg.h5 < 0) die_data(NULL, "%s", err);
+        if (tg.h5 < 0) cli_check((int)tg.h5, err);
         h5io_attr_str(tg.h5, "/", "format", "attncoda-prune-rank");
         h5io_attr_str(tg.h5, "/", "provenance", pj);
         h5io_size d1[1] = {N};
@@ -220,7 +220,7 @@ int main(int argc, char **argv) {
         int n = random_order(d, s, tg.maxwant, order);
         emit("random", name, s, order, NULL, n, d, &tg, pj);
     }
-    if (out) if (h5io_finish(tg.h5, out, err, sizeof err)) die_data(NULL, "%s", err);
+    if (out) cli_check(h5io_finish(tg.h5, out, err, sizeof err), err);
     free(order);
     free(red);
     free(pj);

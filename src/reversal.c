@@ -81,7 +81,7 @@ static int *draw_triples(int N, long nt, unsigned long seed) {
 static void write_h5(const char *out, const char *pj, const result *r) {
     char err[2048];
     h5io_id f = h5io_create(out, err, sizeof err);
-    if (f < 0) die_data(NULL, "%s", err);
+    if (f < 0) cli_check((int)f, err);
     h5io_attr_str(f, "/", "provenance", pj);
     h5io_attr_str(f, "/", "format", "attncoda-reversal");
     char names[512] = "";
@@ -98,7 +98,7 @@ static void write_h5(const char *out, const char *pj, const result *r) {
     COL_D(rate, "flip_rate");
     COL_D(lo, "wilson_lo");
     COL_D(hi, "wilson_hi");
-    if (h5io_finish(f, out, err, sizeof err)) die_data(NULL, "%s", err);
+    cli_check(h5io_finish(f, out, err, sizeof err), err);
 }
 
 int main(int argc, char **argv) {

@@ -5,6 +5,7 @@
  * depend on the number of threads. Temperature 0 is greedy argmax, as llama2.c's run.c. */
 #include "cli/cli.h"
 #include "model/model.h"
+#include "model/model_load.h"
 #include "tok/tok.h"
 #include <ctype.h>
 #include <getopt.h>

@@ -210,8 +210,8 @@ int main(int argc, char **argv) {
     snprintf(m.family, sizeof m.family, "synth");
     snprintf(m.text, sizeof m.text, "synthetic (seed %lu)", o.seed);
     char *prov_js = provenance(&o);
-    attn_writer *w = attn_create(out, &m, prov_js, err, sizeof err);
-    if (!w) die_data(NULL, "%s", err);
+    attn_writer *w;
+    cli_check(attn_create(&w, out, &m, prov_js, err, sizeof err), err);
     gsl_rng *rc = gsl_rng_alloc(gsl_rng_mt19937), *rs = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(rc, o.seed);
     gsl_rng_set(rs, o.seed ^ 0x5eed5eedUL);
@@ -236,7 +236,7 @@ int main(int argc, char **argv) {
     attn_write_tokens(w, tokens);
     if (o.pad) attn_write_valid(w, valid);
     h5io_label_attention(attn_writer_file(w));
-    if (attn_finish(w, err, sizeof err)) die_data(NULL, "%s", err);
+    cli_check(attn_finish(w, err, sizeof err), err);
     gsl_rng_free(rc);
     gsl_rng_free(rs);
     free(buf); free(lpi); free(valid); free(tokens); free(prov_js); free(o.sink_mass);

@@ -21,6 +21,7 @@ void cli_init(const char *prog) {
     opterr = 0;   /* getopt's own message would make usage errors two lines; cli_bad_option reports */
     const char *slash = strrchr(prog, '/');
     g_prog = slash ? slash + 1 : prog;
+    util_set_program(g_prog);
     install_signal_handlers();
     atexit(at_exit_cleanup);
     util_set_fatal_handler(on_library_fatal);
@@ -41,13 +42,9 @@ static void vmessage(const char *file, const char *fmt, va_list ap) {
         fprintf(stderr, "%s: %s\n", g_prog, msg);
 }
 
-static void (*g_exit_hook)(int);
-void cli_set_exit_hook(void (*hook)(int status)) { g_exit_hook = hook; }
-
 static int g_dying;   /* a die_* is exiting: its status and message stand */
 
 static _Noreturn void die_exit(int status) {
-    if (g_exit_hook) g_exit_hook(status);
     g_dying = 1;
     exit(status);
 }
@@ -72,7 +69,7 @@ void die_data(const char *file, const char *fmt, ...) {
 
 /* The library's two fatal conditions (core/util.h) end as they did when the library exited itself:
  * a planned output read as an input is a usage error; out of memory prints, removes the outputs
- * and exits 1 without the exit hook. */
+ * and exits 1. */
 static void on_library_fatal(int kind, const char *msg) {
     if (kind == UTIL_ERR_USAGE) die_usage("%s", msg);
     fprintf(stderr, "%s: %s\n", g_prog, msg);
@@ -273,6 +270,10 @@ static void install_signal_handlers(void) {
 static _Noreturn void die_util(int rc, const char *file, const char *err) {
     if (rc == UTIL_ERR_USAGE) die_usage("%s", err);
     die_data(file, "%s", err);
+}
+
+void cli_check(int rc, const char *err) {
+    if (rc) die_util(rc, NULL, err);
 }
 
 const char *cli_out_begin(const char *path) {

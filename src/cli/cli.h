@@ -22,10 +22,10 @@ const char *cli_prog(void);
 _Noreturn void die_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "prog: file: msg", exit 1; removes every uncommitted output file first */
 _Noreturn void die_data(const char *file, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A library result: 0 returns; UTIL_ERR_USAGE dies as die_usage("%s", err), any other value as
+ * die_data(NULL, "%s", err) (err holds "FILE: what is wrong"). */
+void cli_check(int rc, const char *err);
 void cli_print_version(void);             /* "prog (attncoda) 0.1.0" on stdout */
-/* For the fuzz harnesses only (tests/fuzz): die_* call hook(status) instead of exit(), so that a
- * harness can longjmp back and try the next input; the hook must not return. NULL restores exit. */
-void cli_set_exit_hook(void (*hook)(int status));
 
 /* Option errors in one style for every program (getopt_long with opterr = 0, set by cli_init):
  * call from the switch's default case. Exit 2 with "unknown option '--min-qeury' (did you mean

@@ -2,6 +2,7 @@
  * weights (the directory holds no safetensors, so the loader always stops there or earlier). */
 #include "fuzz.h"
 #include "model/model.h"
+#include "model/model_load.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fz_file("config.json", data, size);

@@ -1,6 +1,7 @@
 /* GGUF: the container, the model built from it, and its SentencePiece tokenizer. */
 #include "fuzz.h"
 #include "model/model.h"
+#include "model/model_load.h"
 #include "tok/tok.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -1,6 +1,7 @@
 /* llama2.c: a checkpoint (header + weights) and a tok*.bin tokenizer from the same bytes. */
 #include "fuzz.h"
 #include "model/model.h"
+#include "model/model_load.h"
 #include "tok/tok.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

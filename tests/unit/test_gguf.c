@@ -6,6 +6,7 @@
 #include "io/gguf.h"
 #include "model/posenc.h"
 #include "model/model.h"
+#include "model/model_load.h"
 #include "tok/tok.h"
 #include <math.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* analysis: see analysis.h. */
 #include "analysis.h"
-#include "cli/cli.h"
+#include "core/util.h"
 #include "io/h5io.h"
 #include <errno.h>
 #include <gsl/gsl_eigen.h>
@@ -10,17 +10,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* "FILE: message" into err, as a program's error line shows FILE; returns -1. */
-static int __attribute__((format(printf, 4, 5))) fail(char *err, size_t errlen, const char *file, const char *fmt, ...) {
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    snprintf(err, errlen, "%s: %s", cli_display_name(file), msg);
-    return -1;
-}
 
 /* libmvec supplies vector variants of log (linked through libm's AS_NEEDED script); this
  * declaration lets the simd loops of the pair kernel call them. */
@@ -155,7 +144,7 @@ void an_pair_kernel(int n, const double *const a[5], const an_rowinfo *ra,
 /* ---------------- distance files ---------------- */
 static int dist_check_finite(const dist_file *d, const char *what, const double *x, size_t n, char *err, size_t errlen) {
     for (size_t i = 0; i < n; i++)
-        if (!isfinite(x[i])) return fail(err, errlen, d->path, "%s: value %zu is not finite", what, i);
+        if (!isfinite(x[i])) return util_fail(err, errlen, d->path, "%s: value %zu is not finite", what, i);
     return 0;
 }
 
@@ -166,13 +155,13 @@ static int dist_read_shape(dist_file *d, char *err, size_t errlen) {
     if (!fmt && err[0]) return -1;
     int ok = fmt && strcmp(fmt, "attncoda-distance") == 0;
     free(fmt);
-    if (!ok) return fail(err, errlen, path, "not a distance file (attribute format is not attncoda-distance)");
+    if (!ok) return util_fail(err, errlen, path, "not a distance file (attribute format is not attncoda-distance)");
     long long L, H;
     int got = h5io_get_attr_int(d->f, "/", "layers", &L, err, errlen);
     if (got == 0) got = h5io_get_attr_int(d->f, "/", "heads", &H, err, errlen);
     if (got < 0) return -1;
-    if (got > 0) return fail(err, errlen, path, "missing attribute layers/heads");
-    if (L < 1 || H < 1 || L * H > 100000) return fail(err, errlen, path, "bad layers/heads %lld/%lld", L, H);
+    if (got > 0) return util_fail(err, errlen, path, "missing attribute layers/heads");
+    if (L < 1 || H < 1 || L * H > 100000) return util_fail(err, errlen, path, "bad layers/heads %lld/%lld", L, H);
     d->L = (int)L;
     d->H = (int)H;
     d->N = (int)(L * H);
@@ -187,7 +176,7 @@ static int dist_read_heads(dist_file *d, char *err, size_t errlen) {
     if (!r) return -1;
     long long rows = r[0];
     free(r);
-    if (rows < 1) return fail(err, errlen, path, "rows: %lld kept rows", rows);
+    if (rows < 1) return util_fail(err, errlen, path, "rows: %lld kept rows", rows);
     d->rows = rows;
     if (!(d->head_layer = h5io_read_i32(d->f, path, "head_layer", 1, wn, NULL, err, errlen)) ||
         !(d->head_index = h5io_read_i32(d->f, path, "head_index", 1, wn, NULL, err, errlen)) ||
@@ -197,7 +186,7 @@ static int dist_read_heads(dist_file *d, char *err, size_t errlen) {
     for (int a = 0; a < d->N; a++)
         if (d->head_layer[a] < 0 || d->head_index[a] < 0 || d->head_layer[a] != d->head_layer[a - a % d->H] ||
             d->head_index[a] != d->head_index[a % d->H])
-            return fail(err, errlen, path, "head_layer/head_index: head %d breaks the layer-major layout", a);
+            return util_fail(err, errlen, path, "head_layer/head_index: head %d breaks the layer-major layout", a);
     return 0;
 }
 
@@ -242,7 +231,7 @@ double *dist_matrix(dist_file *d, const char *metric, char *err, size_t errlen) 
     if (!x) return NULL;
     int N = d->N;
     int bad = dist_check_finite(d, name, x, (size_t)N * N, err, errlen);
-    if (!bad && not_a_distance(x, N, why, sizeof why)) bad = fail(err, errlen, d->path, "%s: %s", name, why);
+    if (!bad && not_a_distance(x, N, why, sizeof why)) bad = util_fail(err, errlen, d->path, "%s: %s", name, why);
     if (bad) {
         free(x);
         return NULL;
@@ -413,10 +402,15 @@ static void free_fields(char **f, int n) {
 
 tsv_table *tsv_read(const char *path, char *err, size_t errlen) {
     size_t len;
-    char *buf = (char *)cli_slurp(path, &len);
+    char why[1024];
+    char *buf = (char *)cli_slurp_err(path, &len, why, sizeof why);
+    if (!buf) {
+        util_fail(err, errlen, path, "%s", why);
+        return NULL;
+    }
     if (memchr(buf, 0, len)) {
         free(buf);
-        fail(err, errlen, path, "not a text table (NUL byte)");
+        util_fail(err, errlen, path, "not a text table (NUL byte)");
         return NULL;
     }
     tsv_table *t = xcalloc(1, sizeof *t);
@@ -432,7 +426,7 @@ tsv_table *tsv_read(const char *path, char *err, size_t errlen) {
         char **f = split_tabs(ln, &nf);
         if (!t->col) { t->col = f; t->ncol = nf; continue; }
         if (nf != t->ncol) {
-            fail(err, errlen, path, "line %d: %d fields, header has %d", lineno, nf, t->ncol);
+            util_fail(err, errlen, path, "line %d: %d fields, header has %d", lineno, nf, t->ncol);
             free_fields(f, nf);
             free(buf);
             tsv_free(t);
@@ -448,7 +442,7 @@ tsv_table *tsv_read(const char *path, char *err, size_t errlen) {
     }
     free(buf);
     if (!t->col) {
-        fail(err, errlen, path, "no header line (empty table)");
+        util_fail(err, errlen, path, "no header line (empty table)");
         tsv_free(t);
         return NULL;
     }

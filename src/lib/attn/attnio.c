@@ -2,7 +2,7 @@
  * are returned, never fatal here (see attnio.h). */
 #include "attnio.h"
 
-#include "cli/cli.h"
+#include "core/util.h"
 #include "coda.h"
 #include "io/h5io.h"
 
@@ -11,17 +11,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* "FILE: message" into err, as a program's error line shows FILE; returns -1. */
-static int __attribute__((format(printf, 4, 5))) fail(char *err, size_t errlen, const char *file, const char *fmt, ...) {
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    snprintf(err, errlen, "%s: %s", cli_display_name(file), msg);
-    return -1;
-}
 
 #define ROW_TOL 1e-4   /* |Σp − 1| or |logsumexp| allowed before a row is rejected */
 
@@ -39,8 +28,8 @@ static int need_int(hid_t f, const char *path, const char *key, long long lo, lo
                     char *err, size_t errlen) {
     int got = h5io_get_attr_int(f, "/", key, v, err, errlen);
     if (got < 0) return -1;
-    if (got > 0) return fail(err, errlen, path, "missing integer attribute '%s'", key);
-    if (*v < lo || *v > hi) return fail(err, errlen, path, "attribute '%s' = %lld is out of range [%lld, %lld]", key, *v, lo, hi);
+    if (got > 0) return util_fail(err, errlen, path, "missing integer attribute '%s'", key);
+    if (*v < lo || *v > hi) return util_fail(err, errlen, path, "attribute '%s' = %lld is out of range [%lld, %lld]", key, *v, lo, hi);
     return 0;
 }
 
@@ -57,7 +46,7 @@ static int check_format(attn_reader *r, char *err, size_t errlen) {
     char *fmt = h5io_get_attr_str(r->f, "/", "format", err, errlen);
     if (!fmt && err[0]) return -1;
     int ok = fmt && strcmp(fmt, "attncoda-attention") == 0;
-    if (!ok) fail(err, errlen, r->path, "not an attncoda attention file (attribute 'format' is %s)", fmt ? fmt : "missing");
+    if (!ok) util_fail(err, errlen, r->path, "not an attncoda attention file (attribute 'format' is %s)", fmt ? fmt : "missing");
     free(fmt);
     return ok ? 0 : -1;
 }
@@ -85,7 +74,7 @@ static int read_meta(attn_reader *r, char *err, size_t errlen) {
     char *vals = h5io_get_attr_str(f, "/", "values", err, errlen);
     if (!vals && err[0]) return -1;
     if (!vals || (strcmp(vals, "logprob") && strcmp(vals, "prob"))) {
-        fail(err, errlen, p, "attribute 'values' must be \"logprob\" or \"prob\" (is %s)", vals ? vals : "missing");
+        util_fail(err, errlen, p, "attribute 'values' must be \"logprob\" or \"prob\" (is %s)", vals ? vals : "missing");
         free(vals);
         return -1;
     }
@@ -106,18 +95,18 @@ static int check_shapes(attn_reader *r, char *err, size_t errlen) {
     hsize_t d[8];
     int rank = h5io_dims(r->f, r->path, "attention", d, 8, err, errlen);
     if (rank < 0) return -1;
-    if (rank != 5) return fail(err, errlen, r->path, "dataset 'attention' has rank %d, expected 5 [S,L,H,T,T]", rank);
+    if (rank != 5) return util_fail(err, errlen, r->path, "dataset 'attention' has rank %d, expected 5 [S,L,H,T,T]", rank);
     hsize_t want[5] = {m->S, m->L, m->H, m->Q, m->T};
     for (int i = 0; i < 5; i++)
         if (d[i] != want[i])
-            return fail(err, errlen, r->path,
+            return util_fail(err, errlen, r->path,
                         "dataset 'attention' shape [%llu,%llu,%llu,%llu,%llu] disagrees with attributes [%d,%d,%d,%d,%d]",
                         (unsigned long long)d[0], (unsigned long long)d[1], (unsigned long long)d[2],
                         (unsigned long long)d[3], (unsigned long long)d[4], m->S, m->L, m->H, m->Q, m->T);
     /* Q = T unless the file holds sampled rows (query_pos) */
     long long block = (long long)m->H * m->Q * m->T;
     if (block > ATTN_MAX_BLOCK_ENTRIES)
-        return fail(err, errlen, r->path, "one (sequence, layer) block is H*Q*T = %d*%d*%d = %lld floats (%.1f GiB), "
+        return util_fail(err, errlen, r->path, "one (sequence, layer) block is H*Q*T = %d*%d*%d = %lld floats (%.1f GiB), "
                     "above the cap of 2^28 floats (1 GiB)", m->H, m->Q, m->T, block, (double)block * 4 / (1 << 30));
     return 0;
 }
@@ -127,7 +116,7 @@ static int check_storage(attn_reader *r, char *err, size_t errlen) {
     char why[160];
     unsigned long long n = (unsigned long long)m->S * m->L * m->H * m->Q * m->T;
     if (h5io_storage_problem(r->dset, n, why, sizeof why))
-        return fail(err, errlen, r->path, "dataset 'attention' %s", why);
+        return util_fail(err, errlen, r->path, "dataset 'attention' %s", why);
     return 0;
 }
 
@@ -139,14 +128,14 @@ static int check_valid(const attn_reader *r, const int *v, char *err, size_t err
         int any = 0;
         for (int t = 0; t < m->T; t++) {
             if (vs[t] != 0 && vs[t] != 1)
-                return fail(err, errlen, r->path, "dataset 'valid': value %d at (sequence %d, token %d), want 0 or 1",
+                return util_fail(err, errlen, r->path, "dataset 'valid': value %d at (sequence %d, token %d), want 0 or 1",
                             vs[t], s, t);
             if (m->causal && t > 0 && vs[t] && !vs[t - 1])
-                return fail(err, errlen, r->path, "dataset 'valid': sequence %d of a causal file has padding before "
+                return util_fail(err, errlen, r->path, "dataset 'valid': sequence %d of a causal file has padding before "
                             "token %d (only right padding is allowed)", s, t);
             any |= vs[t];
         }
-        if (!any) return fail(err, errlen, r->path, "dataset 'valid': sequence %d has no valid token", s);
+        if (!any) return util_fail(err, errlen, r->path, "dataset 'valid': sequence %d has no valid token", s);
     }
     return 0;
 }
@@ -180,7 +169,7 @@ static int check_index(attn_reader *r, const char *name, int n, char *err, size_
         if (x[i] < 0) bad = i;
     int value = bad >= 0 ? x[bad] : 0;
     free(x);
-    if (bad >= 0) return fail(err, errlen, r->path, "dataset '%s': entry %d is %d, want a non-negative index", name, bad, value);
+    if (bad >= 0) return util_fail(err, errlen, r->path, "dataset '%s': entry %d is %d, want a non-negative index", name, bad, value);
     return 0;
 }
 
@@ -206,7 +195,7 @@ static int read_query_pos(attn_reader *r, char *err, size_t errlen) {
     int rank = h5io_dims(r->f, r->path, "query_pos", d, 8, err, errlen);
     if (rank < 0) return -1;
     if (rank != 2 || d[0] != (hsize_t)m->S || d[1] < 1 || d[1] > (hsize_t)m->T)
-        return fail(err, errlen, r->path, "dataset 'query_pos' must be [S=%d, Q] with 1 <= Q <= T=%d", m->S, m->T);
+        return util_fail(err, errlen, r->path, "dataset 'query_pos' must be [S=%d, Q] with 1 <= Q <= T=%d", m->S, m->T);
     m->Q = (int)d[1];
     hsize_t want[2] = {m->S, m->Q};
     r->qpos = (int32_t *)h5io_read_i32(r->f, r->path, "query_pos", 2, want, NULL, err, errlen);
@@ -214,7 +203,7 @@ static int read_query_pos(attn_reader *r, char *err, size_t errlen) {
     r->sampled = 1;
     for (int s = 0; s < m->S; s++) {
         const char *why = attn_check_query_pos(r->qpos + (size_t)s * m->Q, m->Q, m->T);
-        if (why) return fail(err, errlen, r->path, "dataset 'query_pos': sequence %d: %s", s, why);
+        if (why) return util_fail(err, errlen, r->path, "dataset 'query_pos': sequence %d: %s", s, why);
     }
     return 0;
 }
@@ -227,11 +216,11 @@ int attn_is_sampled(const attn_reader *r) { return r->sampled; }
 /* The attention dataset opened: floating point, its declared bytes stored. */
 static int open_attention(attn_reader *r, char *err, size_t errlen) {
     r->dset = H5Dopen2(r->f, "attention", H5P_DEFAULT);
-    if (r->dset < 0) return fail(err, errlen, r->path, "cannot open dataset 'attention'");
+    if (r->dset < 0) return util_fail(err, errlen, r->path, "cannot open dataset 'attention'");
     hid_t t = H5Dget_type(r->dset);
     int is_float = H5Tget_class(t) == H5T_FLOAT;
     H5Tclose(t);
-    if (!is_float) return fail(err, errlen, r->path, "dataset 'attention' is not floating point");
+    if (!is_float) return util_fail(err, errlen, r->path, "dataset 'attention' is not floating point");
     return check_storage(r, err, errlen);
 }
 
@@ -317,7 +306,7 @@ static herr_t block_io(hid_t dset, const attn_meta *m, int s, int l, float *buf,
 
 int attn_read_block_raw(attn_reader *r, int s, int l, float *buf, char *err, size_t errlen) {
     if (block_io(r->dset, &r->m, s, l, buf, 0) < 0)
-        return fail(err, errlen, r->path, "cannot read attention block (sequence %d, layer %d): truncated or corrupt", s, l);
+        return util_fail(err, errlen, r->path, "cannot read attention block (sequence %d, layer %d): truncated or corrupt", s, l);
     return 0;
 }
 
@@ -341,7 +330,7 @@ int attn_read_block(attn_reader *r, int s, int l, float *buf, char *err, size_t 
             }
         }
     }
-    if (why) return fail(err, errlen, r->path, "%s in row (sequence %d, layer %d, head %d, query %d)", why, s, l, bad_h, bad_t);
+    if (why) return util_fail(err, errlen, r->path, "%s in row (sequence %d, layer %d, head %d, query %d)", why, s, l, bad_h, bad_t);
     return 0;
 }
 
@@ -405,14 +394,15 @@ static void write_meta(hid_t f, const attn_meta *m, const char *prov) {
 static int g_deflate = 1;
 void attn_set_deflate(int level) { g_deflate = level < 0 ? 0 : level > 9 ? 9 : level; }
 
-attn_writer *attn_create(const char *path, const attn_meta *m, const char *prov, char *err, size_t errlen) {
-    return attn_create_rows(path, m, prov, NULL, err, errlen);
+int attn_create(attn_writer **w, const char *path, const attn_meta *m, const char *prov, char *err, size_t errlen) {
+    return attn_create_rows(w, path, m, prov, NULL, err, errlen);
 }
 
-attn_writer *attn_create_rows(const char *path, const attn_meta *m, const char *prov, const int32_t *query_pos,
-                              char *err, size_t errlen) {
+int attn_create_rows(attn_writer **w_out, const char *path, const attn_meta *m, const char *prov,
+                     const int32_t *query_pos, char *err, size_t errlen) {
+    *w_out = NULL;
     hid_t f = h5io_create(path, err, errlen);
-    if (f < 0) return NULL;
+    if (f < 0) return (int)f;
     attn_writer *w = xcalloc(1, sizeof *w);
     w->path = xstrdup(path);
     w->m = *m;
@@ -439,19 +429,20 @@ attn_writer *attn_create_rows(const char *path, const attn_meta *m, const char *
     H5Sclose(sp);
     H5Pclose(dcpl);
     if (w->dset < 0) {
-        fail(err, errlen, path, "cannot create dataset 'attention'");
+        util_fail(err, errlen, path, "cannot create dataset 'attention'");
         h5io_discard(w->f);
         free(w->path);
         free(w);
-        return NULL;
+        return -1;
     }
-    return w;
+    *w_out = w;
+    return 0;
 }
 
 int attn_write_block(attn_writer *w, int s, int l, const float *buf) {
     if (block_io(w->dset, &w->m, s, l, (float *)buf, 1) >= 0) return 0;
     char msg[1024];
-    fail(msg, sizeof msg, w->path, "cannot write attention block (sequence %d, layer %d)", s, l);
+    util_fail(msg, sizeof msg, w->path, "cannot write attention block (sequence %d, layer %d)", s, l);
     h5io_note_error(w->f, msg);
     return -1;
 }

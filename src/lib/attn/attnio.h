@@ -5,7 +5,8 @@
  * Errors follow h5io (io/h5io.h): nothing here exits. Readers take char *err, size_t errlen and
  * return NULL or -1 with err = "FILE: what is wrong" (a program dies with die_data(NULL, "%s",
  * err), which also removes its unfinished outputs). Writers keep their file's first failure and
- * attn_finish returns it. */
+ * attn_finish returns it. attn_create and attn_finish may also return UTIL_ERR_USAGE (core/util.h)
+ * for an output path that cannot be one: a program passes their result to cli_die. */
 #ifndef ATTNCODA_ATTNIO_H
 #define ATTNCODA_ATTNIO_H
 #include "io/h5io.h"
@@ -97,13 +98,15 @@ int attn_gather_row(const attn_meta *m, const uint8_t *valid_s, const float *row
 
 typedef struct attn_writer attn_writer;
 /* provenance: JSON (prov_json); the writer stores it as the file's "provenance" attribute.
- * NULL with err when the file or its attention dataset cannot be created. */
-attn_writer *attn_create(const char *path, const attn_meta *m, const char *provenance, char *err, size_t errlen);
+ * 0 and *w; or, with err, -1 (UTIL_ERR_DATA) when the file or its attention dataset cannot be
+ * created and UTIL_ERR_USAGE when the path cannot be an output (h5io_create). */
+int attn_create(attn_writer **w, const char *path, const attn_meta *m, const char *provenance, char *err,
+                size_t errlen);
 /* A file of sampled query rows: m->Q rows per sequence, query_pos [S*Q] (each sequence's
  * positions strictly increasing in [0, T)) stored as the query_pos dataset; blocks are then
- * [H][Q][T]. attn_create(path, m, prov) is the file of every row (m->Q is ignored). */
-attn_writer *attn_create_rows(const char *path, const attn_meta *m, const char *provenance,
-                              const int32_t *query_pos, char *err, size_t errlen);
+ * [H][Q][T]. attn_create(w, path, m, prov) is the file of every row (m->Q is ignored). */
+int attn_create_rows(attn_writer **w, const char *path, const attn_meta *m, const char *provenance,
+                     const int32_t *query_pos, char *err, size_t errlen);
 /* Why query positions are unusable (not strictly increasing, outside [0, T)), or NULL. */
 const char *attn_check_query_pos(const int32_t *pos, int Q, int T);
 /* Deflate level (0 = none, 1..9) of attention files created after the call; default 1.
@@ -117,6 +120,6 @@ h5io_id attn_writer_file(const attn_writer *w);  /* to add datasets before attn_
 /* The root attributes every per-file analysis output shares: format name, version 1, S, L, H, T, causal. */
 int attn_write_shape_attrs(h5io_id f, const char *format, const attn_meta *m);
 /* Close; rename into place or image to stdout. Frees w either way; -1 with the first failure of
- * any write to the file in err. */
+ * any write to the file in err, or UTIL_ERR_USAGE as h5io_finish. */
 int attn_finish(attn_writer *w, char *err, size_t errlen);
 #endif

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "cli/cli.h"
+#include "core/util.h"
 #include "gemm.h"
 #include "gemm_half.h"
 #include "half.h"

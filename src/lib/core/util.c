@@ -16,12 +16,24 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+static const char *g_program = "attncoda";
+void util_set_program(const char *name) { g_program = name; }
+
+void util_warn(const char *fmt, ...) {
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "%s: %s\n", g_program, msg);
+}
+
 static void (*g_fatal)(int kind, const char *msg);
 void util_set_fatal_handler(void (*handler)(int kind, const char *msg)) { g_fatal = handler; }
 
 void util_out_of_memory(const char *msg) {
     if (g_fatal) g_fatal(UTIL_ERR_DATA, msg);
-    fprintf(stderr, "attncoda: %s\n", msg);
+    fprintf(stderr, "%s: %s\n", g_program, msg);
     abort();
 }
 
@@ -29,6 +41,21 @@ void cli_err_prefix(char *err, size_t errlen, const char *path) {
     char tmp[1024];
     snprintf(tmp, sizeof tmp, "%s", err);
     snprintf(err, errlen, "%s: %s", path, tmp);
+}
+
+int util_vfail(char *err, size_t errlen, const char *file, const char *fmt, va_list ap) {
+    char msg[1024];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    snprintf(err, errlen, "%s: %s", cli_display_name(file), msg);
+    return UTIL_ERR_DATA;
+}
+
+int util_fail(char *err, size_t errlen, const char *file, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    util_vfail(err, errlen, file, fmt, ap);
+    va_end(ap);
+    return UTIL_ERR_DATA;
 }
 
 int cli_fail_msg(char *err, size_t errlen, const char *name, const char *fmt, ...) {

@@ -10,10 +10,16 @@
  * UTIL_ERR_DATA (the program exits 1) or UTIL_ERR_USAGE (the program exits 2), or NULL. */
 #ifndef ATTNCODA_UTIL_H
 #define ATTNCODA_UTIL_H
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
 enum { UTIL_ERR_DATA = -1, UTIL_ERR_USAGE = -2 };
+
+/* A note on stderr that is not an error ("prog: message"): prog is the name util_set_program
+ * gave (cli_init sets it), else "attncoda". The library's only output besides its results. */
+void util_set_program(const char *name);
+void util_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* The two conditions the library cannot return from: an allocation that fails (kind
  * UTIL_ERR_DATA, "out of memory (N bytes)") and a reader opening a file that a program planned as
@@ -28,6 +34,10 @@ _Noreturn void util_out_of_memory(const char *msg);
 /* Prefix a loader's error message with the file it concerns: "path: message" in place. */
 void cli_err_prefix(char *err, size_t errlen, const char *path);
 /* For readers that report into a caller's buffer: writes "NAME: message" to err, returns -1. */
+/* "FILE: message" into err, FILE as a program's error line shows it ("-" is "(stdin)"); returns
+ * -1 (UTIL_ERR_DATA). The readers' and writers' common way to report bad data. */
+int util_fail(char *err, size_t errlen, const char *file, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+int util_vfail(char *err, size_t errlen, const char *file, const char *fmt, va_list ap);
 int cli_fail_msg(char *err, size_t errlen, const char *name, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 

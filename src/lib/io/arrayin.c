@@ -2,7 +2,7 @@
  * with their text in the caller's err (arrayin.h); nothing here exits. */
 #include "arrayin.h"
 
-#include "cli/cli.h"
+#include "core/util.h"
 #include "core/half.h"
 #include "h5io.h"
 #include "safetensors.h"
@@ -52,17 +52,6 @@ struct ai_set {
     ai_file_rec *f;
     int nf, stdin_used;
 };
-
-/* "FILE: message" into err, as a program's error line shows FILE; returns -1. */
-static int __attribute__((format(printf, 4, 5))) fail(char *err, size_t errlen, const char *file, const char *fmt, ...) {
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    snprintf(err, errlen, "%s: %s", cli_display_name(file), msg);
-    return -1;
-}
 
 ai_set *ai_new(void) { return xcalloc(1, sizeof(ai_set)); }
 int ai_count(const ai_set *s) { return s->n; }
@@ -132,7 +121,7 @@ static const char *dict_value(const char *hdr, const char *key) {
 static int parse_descr(const char *file, const char *name, const char *v, npy_info *o, char *err, size_t errlen) {
     char q = *v, d[32];
     size_t n = 0;
-    if (q != '\'' && q != '"') return fail(err, errlen, file, "array '%s': malformed .npy header (descr)", name);
+    if (q != '\'' && q != '"') return util_fail(err, errlen, file, "array '%s': malformed .npy header (descr)", name);
     for (v++; *v && *v != q && n + 1 < sizeof d; v++) d[n++] = *v;
     d[n] = 0;
     char order = d[0];
@@ -140,13 +129,13 @@ static int parse_descr(const char *file, const char *name, const char *v, npy_in
     if (!strcmp(kind, "f2")) o->type = AI_F16, o->esize = 2;
     else if (!strcmp(kind, "f4")) o->type = AI_F32, o->esize = 4;
     else if (!strcmp(kind, "f8")) o->type = AI_F64, o->esize = 8;
-    else return fail(err, errlen, file, "array '%s': dtype '%s' is not float16, float32 or float64", name, d);
+    else return util_fail(err, errlen, file, "array '%s': dtype '%s' is not float16, float32 or float64", name, d);
     o->swap = order == '>';
     return 0;
 }
 
 static int parse_shape_tuple(const char *file, const char *name, const char *v, npy_info *o, char *err, size_t errlen) {
-    if (*v != '(') return fail(err, errlen, file, "array '%s': malformed .npy header (shape)", name);
+    if (*v != '(') return util_fail(err, errlen, file, "array '%s': malformed .npy header (shape)", name);
     o->rank = 0;
     for (v++;;) {
         while (*v == ' ' || *v == ',') v++;
@@ -155,8 +144,8 @@ static int parse_shape_tuple(const char *file, const char *name, const char *v, 
         errno = 0;
         long long x = strtoll(v, &end, 10);
         if (end == v || errno || x < 0 || x > (1LL << 40))
-            return fail(err, errlen, file, "array '%s': malformed .npy header (shape)", name);
-        if (o->rank == AI_MAX_RANK) return fail(err, errlen, file, "array '%s': rank above %d", name, AI_MAX_RANK);
+            return util_fail(err, errlen, file, "array '%s': malformed .npy header (shape)", name);
+        if (o->rank == AI_MAX_RANK) return util_fail(err, errlen, file, "array '%s': rank above %d", name, AI_MAX_RANK);
         o->shape[o->rank++] = x;
         v = end;
     }
@@ -169,13 +158,13 @@ static int parse_shape_tuple(const char *file, const char *name, const char *v, 
  * 0 (no prefix is that short) with err when the bytes are not a .npy prefix. */
 static size_t npy_prefix(const char *file, const char *name, const unsigned char *b, size_t n, size_t *hl,
                          char *err, size_t errlen) {
-    if (n < 10 || memcmp(b, "\x93NUMPY", 6) != 0) return fail(err, errlen, file, "array '%s': not a .npy array", name), 0;
+    if (n < 10 || memcmp(b, "\x93NUMPY", 6) != 0) return util_fail(err, errlen, file, "array '%s': not a .npy array", name), 0;
     if (b[6] == 1) {
         *hl = b[8] | (size_t)b[9] << 8;
         return 10;
     }
-    if (b[6] != 2 && b[6] != 3) return fail(err, errlen, file, "array '%s': unsupported .npy version %d", name, b[6]), 0;
-    if (n < 12) return fail(err, errlen, file, "array '%s': truncated .npy header", name), 0;
+    if (b[6] != 2 && b[6] != 3) return util_fail(err, errlen, file, "array '%s': unsupported .npy version %d", name, b[6]), 0;
+    if (n < 12) return util_fail(err, errlen, file, "array '%s': truncated .npy header", name), 0;
     *hl = b[8] | (size_t)b[9] << 8 | (size_t)b[10] << 16 | (size_t)b[11] << 24;
     return 12;
 }
@@ -188,7 +177,7 @@ static int parse_bool(const char *file, const char *name, const char *v, char *e
     char after = t ? v[4] : f ? v[5] : 0;
     if ((!t && !f) || (after != ',' && after != '}' && after != ' ')) {
         int n = (int)strcspn(v, ",}");
-        return fail(err, errlen, file, "array '%s': fortran_order is '%.*s', not True or False", name, n < 20 ? n : 20, v);
+        return util_fail(err, errlen, file, "array '%s': fortran_order is '%.*s', not True or False", name, n < 20 ? n : 20, v);
     }
     return t;
 }
@@ -197,7 +186,7 @@ static int parse_bool(const char *file, const char *name, const char *v, char *e
 static int parse_npy_dict(const char *file, const char *name, const char *hdr, npy_info *o, char *err, size_t errlen) {
     const char *d = dict_value(hdr, "'descr'"), *f = dict_value(hdr, "'fortran_order'");
     const char *sh = dict_value(hdr, "'shape'");
-    if (!d || !f || !sh) return fail(err, errlen, file, "array '%s': .npy header lacks descr, fortran_order or shape", name);
+    if (!d || !f || !sh) return util_fail(err, errlen, file, "array '%s': .npy header lacks descr, fortran_order or shape", name);
     if (parse_descr(file, name, d, o, err, errlen)) return -1;
     if ((o->fortran = parse_bool(file, name, f, err, errlen)) < 0) return -1;
     return parse_shape_tuple(file, name, sh, o, err, errlen);
@@ -208,7 +197,7 @@ static size_t parse_npy(const char *file, const char *name, const unsigned char 
                         char *err, size_t errlen) {
     size_t hl, start = npy_prefix(file, name, b, n, &hl, err, errlen);
     if (!start) return 0;
-    if (hl > NPY_MAX_HEADER || start + hl > n) return fail(err, errlen, file, "array '%s': truncated .npy header", name), 0;
+    if (hl > NPY_MAX_HEADER || start + hl > n) return util_fail(err, errlen, file, "array '%s': truncated .npy header", name), 0;
     char *hdr = xmalloc(hl + 1);
     memcpy(hdr, b + start, hl);
     hdr[hl] = 0;
@@ -223,7 +212,7 @@ static int64_t npy_numel(const char *file, const char *name, const npy_info *in,
     int64_t n = 1;
     for (int i = 0; i < in->rank; i++) {
         if (in->shape[i] && n > (INT64_MAX / 8) / in->shape[i])
-            return fail(err, errlen, file, "array '%s': too many elements", name);
+            return util_fail(err, errlen, file, "array '%s': too many elements", name);
         n *= in->shape[i];
     }
     return n;
@@ -249,7 +238,7 @@ static ai_file_rec *file_rec(ai_set *s, const char *name, const char *path, char
         if (!strcmp(s->f[i].name, name) && strcmp(name, "-")) return &s->f[i];
     char sha[65];
     if (cli_sha256_file(path, sha) != 0) {
-        fail(err, errlen, name, "cannot read: %s", strerror(errno));
+        util_fail(err, errlen, name, "cannot read: %s", strerror(errno));
         return NULL;
     }
     s->f = xrealloc(s->f, sizeof *s->f * (size_t)(s->nf + 1));
@@ -265,7 +254,12 @@ static ai_file_rec *file_rec(ai_set *s, const char *name, const char *path, char
  * NULL with err when it cannot be. */
 static char *stdin_to_file(char *err, size_t errlen) {
     size_t len;
-    unsigned char *buf = cli_slurp("-", &len);
+    char why[1024];
+    unsigned char *buf = cli_slurp_err("-", &len, why, sizeof why);
+    if (!buf) {
+        util_fail(err, errlen, "-", "%s", why);
+        return NULL;
+    }
     const char *dir = getenv("TMPDIR");
     const char *base = dir && *dir ? dir : "/tmp";
     size_t n = strlen(base) + 32;
@@ -273,17 +267,23 @@ static char *stdin_to_file(char *err, size_t errlen) {
     snprintf(name, n, "%s/attncoda-import-XXXXXX", base);
     int fd = mkstemp(name);
     if (fd < 0) {
-        fail(err, errlen, "-", "cannot create a temporary file: %s", strerror(errno));
+        util_fail(err, errlen, "-", "cannot create a temporary file: %s", strerror(errno));
         free(buf);
         free(name);
         return NULL;
     }
-    cli_temp_add(name);   /* removed by ai_add on refusal, at exit and on signals */
+    if (cli_temp_add_err(name, err, errlen)) {   /* past the fixed number of temporaries */
+        close(fd);
+        unlink(name);
+        free(buf);
+        free(name);
+        return NULL;
+    }   /* removed by ai_add on refusal, at exit and on signals */
     size_t done = 0;
     while (done < len) {
         ssize_t w = write(fd, buf + done, len - done);
         if (w <= 0) {
-            fail(err, errlen, "-", "cannot write a temporary file: %s", strerror(errno));
+            util_fail(err, errlen, "-", "cannot write a temporary file: %s", strerror(errno));
             close(fd);
             free(buf);
             cli_temp_remove(name);
@@ -303,14 +303,14 @@ static int add_npy(ai_set *s, ai_file_rec *r, const char *file, const char *path
         int fd = open(path, O_RDONLY);
         struct stat st;
         if (fd < 0 || fstat(fd, &st) != 0) {
-            fail(err, errlen, file, "cannot open: %s", strerror(errno));
+            util_fail(err, errlen, file, "cannot open: %s", strerror(errno));
             if (fd >= 0) close(fd);
             return -1;
         }
         r->size = (size_t)st.st_size;
         r->map = mmap(NULL, r->size, PROT_READ, MAP_PRIVATE, fd, 0);
         close(fd);
-        if (r->map == MAP_FAILED) { r->map = NULL; return fail(err, errlen, file, "cannot map: %s", strerror(errno)); }
+        if (r->map == MAP_FAILED) { r->map = NULL; return util_fail(err, errlen, file, "cannot map: %s", strerror(errno)); }
     }
     const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
     char name[4096];
@@ -323,7 +323,7 @@ static int add_npy(ai_set *s, ai_file_rec *r, const char *file, const char *path
     int64_t n = npy_numel(file, name, &in, err, errlen);
     if (n < 0) return -1;
     if ((uint64_t)(r->size - off) < (uint64_t)n * (uint64_t)in.esize)
-        return fail(err, errlen, file, "array '%s': truncated: %zu data bytes for %lld elements", name, r->size - off,
+        return util_fail(err, errlen, file, "array '%s': truncated: %zu data bytes for %lld elements", name, r->size - off,
                     (long long)n);
     ai_array *a = array_from_npy(file, name, &in);
     a->kind = SRC_MEM;
@@ -335,14 +335,14 @@ static int add_npy(ai_set *s, ai_file_rec *r, const char *file, const char *path
 /* ---- .npz ---- */
 static zip_file_t *zip_member_open(ai_array *a, char *err, size_t errlen) {
     zip_file_t *zf = zip_fopen_index(a->za, a->zidx, 0);
-    if (!zf) fail(err, errlen, a->file, "array '%s': cannot open member: %s", a->name, zip_strerror(a->za));
+    if (!zf) util_fail(err, errlen, a->file, "array '%s': cannot open member: %s", a->name, zip_strerror(a->za));
     return zf;
 }
 
 static int zip_read_exact(ai_array *a, zip_file_t *zf, void *buf, uint64_t n, char *err, size_t errlen) {
     zip_int64_t got = zip_fread(zf, buf, n);
     if (got < 0 || (uint64_t)got != n)
-        return fail(err, errlen, a->file, "array '%s': truncated or corrupt member (%s)", a->name,
+        return util_fail(err, errlen, a->file, "array '%s': truncated or corrupt member (%s)", a->name,
                     got < 0 ? zip_file_strerror(zf) : "short read");
     return 0;
 }
@@ -361,19 +361,19 @@ static int npz_member_size(const char *file, const char *name, zip_t *za, zip_ui
     zip_stat_t zs;
     const zip_uint64_t need = ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE | ZIP_STAT_COMP_METHOD;
     if (zip_stat_index(za, idx, 0, &zs) != 0 || (zs.valid & need) != need)
-        return fail(err, errlen, file, "array '%s': the zip directory gives no sizes for the member", name);
+        return util_fail(err, errlen, file, "array '%s': the zip directory gives no sizes for the member", name);
     if (zs.comp_size > archive_bytes)
-        return fail(err, errlen, file, "array '%s': the zip directory claims %llu compressed bytes in a %llu-byte archive",
+        return util_fail(err, errlen, file, "array '%s': the zip directory claims %llu compressed bytes in a %llu-byte archive",
                     name, (unsigned long long)zs.comp_size, (unsigned long long)archive_bytes);
     if (zs.comp_method == ZIP_CM_STORE && zs.size != zs.comp_size)
-        return fail(err, errlen, file, "array '%s': a stored member of %llu bytes claims %llu uncompressed bytes", name,
+        return util_fail(err, errlen, file, "array '%s': a stored member of %llu bytes claims %llu uncompressed bytes", name,
                     (unsigned long long)zs.comp_size, (unsigned long long)zs.size);
     if (zs.comp_method == ZIP_CM_DEFLATE && zs.size / DEFLATE_MAX_RATIO > zs.comp_size)
-        return fail(err, errlen, file, "array '%s': the zip directory claims %llu uncompressed bytes from %llu deflated "
+        return util_fail(err, errlen, file, "array '%s': the zip directory claims %llu uncompressed bytes from %llu deflated "
                                        "ones, more than deflate's %dx", name, (unsigned long long)zs.size,
                     (unsigned long long)zs.comp_size, DEFLATE_MAX_RATIO);
     if (zs.comp_method != ZIP_CM_STORE && zs.comp_method != ZIP_CM_DEFLATE)
-        return fail(err, errlen, file, "array '%s': zip compression method %d is not stored or deflate (numpy's savez "
+        return util_fail(err, errlen, file, "array '%s': zip compression method %d is not stored or deflate (numpy's savez "
                                        "and savez_compressed)", name, zs.comp_method);
     *size = zs.size;
     return 0;
@@ -391,7 +391,7 @@ static size_t npz_member_header(ai_array *tmp, npy_info *in, char *err, size_t e
     if ((head[6] == 2 || head[6] == 3) && zip_read_exact(tmp, zf, head + 10, 2, err, errlen)) return 0;
     size_t len, start = npy_prefix(file, name, head, head[6] == 1 ? 10 : 12, &len, err, errlen);
     if (!start) return 0;
-    if (len > NPY_MAX_HEADER) return fail(err, errlen, file, "array '%s': malformed .npy header (length %zu)", name, len), 0;
+    if (len > NPY_MAX_HEADER) return util_fail(err, errlen, file, "array '%s': malformed .npy header (length %zu)", name, len), 0;
     size_t hl = start + len;
     unsigned char *hdr = xmalloc(hl);
     memcpy(hdr, head, start);
@@ -407,10 +407,10 @@ static int npz_member_fits(const char *file, const char *name, const npy_info *i
     if (n < 0) return -1;
     uint64_t data_bytes = (uint64_t)n * (uint64_t)in->esize;
     if (member_bytes < hl + data_bytes)
-        return fail(err, errlen, file, "array '%s': truncated: %llu data bytes for %lld elements", name,
+        return util_fail(err, errlen, file, "array '%s': truncated: %llu data bytes for %lld elements", name,
                     (unsigned long long)(member_bytes < hl ? 0 : member_bytes - hl), (long long)n);
     if (in->fortran && data_bytes > AI_MAX_WHOLE_BYTES)
-        return fail(err, errlen, file, "array '%s': Fortran-ordered, so read whole: %llu bytes, above the cap of %llu",
+        return util_fail(err, errlen, file, "array '%s': Fortran-ordered, so read whole: %llu bytes, above the cap of %llu",
                     name, (unsigned long long)data_bytes, (unsigned long long)AI_MAX_WHOLE_BYTES);
     return 0;
 }
@@ -441,7 +441,7 @@ static int add_npz_member(ai_set *s, const char *file, zip_t *za, zip_uint64_t i
 /* torch.save writes a zip of ARCHIVE/data.pkl and raw storages (or, before PyTorch 1.6, one
  * pickle stream): pickles are not arrays, and unpickling runs code, so say how to save instead. */
 static int torch_refused(const char *file, char *err, size_t errlen) {
-    return fail(err, errlen, file, "a PyTorch torch.save file (pickle), not arrays; save attention with "
+    return util_fail(err, errlen, file, "a PyTorch torch.save file (pickle), not arrays; save attention with "
                                    "numpy.save(f, t.float().numpy()) or safetensors.torch.save_file({'attn': t}, f)");
 }
 
@@ -482,11 +482,11 @@ static int add_npz_members(ai_set *s, zip_t *za, const char *file, char **names,
         char member[4096];
         snprintf(member, sizeof member, "%s.npy", names[i]);
         zip_int64_t idx = zip_name_locate(za, member, 0);
-        if (idx < 0) return fail(err, errlen, file, "array '%s': member name too long", names[i]);
+        if (idx < 0) return util_fail(err, errlen, file, "array '%s': member name too long", names[i]);
         if (add_npz_member(s, file, za, (zip_uint64_t)idx, names[i], archive_bytes, err, errlen)) return -1;
         found = 1;
     }
-    if (want && !found) return fail(err, errlen, file, "no array '%s' in the archive", want);
+    if (want && !found) return util_fail(err, errlen, file, "no array '%s' in the archive", want);
     return 0;
 }
 
@@ -497,16 +497,16 @@ static int add_npz(ai_set *s, ai_file_rec *r, const char *file, const char *path
     if (!r->za) {
         zip_error_t ze;
         zip_error_init_with_code(&ze, zerr);
-        fail(err, errlen, file, "not a readable .npz (zip) archive: %s", zip_error_strerror(&ze));
+        util_fail(err, errlen, file, "not a readable .npz (zip) archive: %s", zip_error_strerror(&ze));
         zip_error_fini(&ze);
         return -1;
     }
     struct stat st;
-    if (stat(path, &st) != 0) return fail(err, errlen, file, "cannot open: %s", strerror(errno));
+    if (stat(path, &st) != 0) return util_fail(err, errlen, file, "cannot open: %s", strerror(errno));
     int k, rc;
     char **names = npz_names(r->za, &k);
     if (!k && zip_has_member_ending(r->za, "data.pkl")) rc = torch_refused(file, err, errlen);
-    else if (!k) rc = fail(err, errlen, file, "the archive holds no .npy arrays");
+    else if (!k) rc = util_fail(err, errlen, file, "the archive holds no .npy arrays");
     else rc = add_npz_members(s, r->za, file, names, k, want, (uint64_t)st.st_size, err, errlen);
     for (int i = 0; i < k; i++) free(names[i]);
     free(names);
@@ -525,8 +525,8 @@ static int add_st_tensor(ai_set *s, const char *file, const st_tensor *t, char *
     else if (!strcmp(t->dtype, "BF16")) type = AI_BF16, esize = 2;
     else if (!strcmp(t->dtype, "F32")) type = AI_F32, esize = 4;
     else if (!strcmp(t->dtype, "F64")) type = AI_F64, esize = 8;
-    else return fail(err, errlen, file, "array '%s': dtype %s is not F16, BF16, F32 or F64", t->name, t->dtype);
-    if (t->rank > AI_MAX_RANK) return fail(err, errlen, file, "array '%s': rank above %d", t->name, AI_MAX_RANK);
+    else return util_fail(err, errlen, file, "array '%s': dtype %s is not F16, BF16, F32 or F64", t->name, t->dtype);
+    if (t->rank > AI_MAX_RANK) return util_fail(err, errlen, file, "array '%s': rank above %d", t->name, AI_MAX_RANK);
     ai_array *a = xcalloc(1, sizeof *a);
     a->file = xstrdup(file);
     a->name = xstrdup(t->name);
@@ -546,7 +546,7 @@ static int add_safetensors(ai_set *s, ai_file_rec *r, const char *file, const ch
     if (!r->st) {
         /* the reader names the path it opened: drop that prefix (a ':' in the name is no end) */
         size_t n = strlen(path);
-        return fail(err, errlen, file, "%s", !strncmp(why, path, n) && !strncmp(why + n, ": ", 2) ? why + n + 2 : why);
+        return util_fail(err, errlen, file, "%s", !strncmp(why, path, n) && !strncmp(why + n, ": ", 2) ? why + n + 2 : why);
     }
     int n = st_count(r->st);
     const st_tensor **t = xmalloc(sizeof *t * (size_t)(n ? n : 1));
@@ -557,8 +557,8 @@ static int add_safetensors(ai_set *s, ai_file_rec *r, const char *file, const ch
         if (!want || !strcmp(t[i]->name, want)) rc = add_st_tensor(s, file, t[i], err, errlen), found = 1;
     free(t);
     if (rc) return -1;
-    if (!n) return fail(err, errlen, file, "the file holds no tensors");
-    if (want && !found) return fail(err, errlen, file, "no tensor '%s' in the file", want);
+    if (!n) return util_fail(err, errlen, file, "the file holds no tensors");
+    if (want && !found) return util_fail(err, errlen, file, "no tensor '%s' in the file", want);
     return 0;
 }
 
@@ -588,7 +588,7 @@ static int check_h5_filters(const char *file, const char *dset, hid_t dcpl, uint
         char name[64] = "";
         H5Z_filter_t id = H5Pget_filter2(dcpl, (unsigned)i, &flags, &ncd, NULL, sizeof name, name, &conf);
         if (id < 0 || H5Zfilter_avail(id) <= 0)
-            return fail(err, errlen, file, "array '%s': unsupported filter %s (HDF5 filter id %d); rewrite the dataset "
+            return util_fail(err, errlen, file, "array '%s': unsupported filter %s (HDF5 filter id %d); rewrite the dataset "
                                            "with gzip or no compression (h5repack -f NONE)", dset, filter_name(id, name), (int)id);
         if (id == H5Z_FILTER_DEFLATE && *ratio) *ratio = DEFLATE_MAX_RATIO;
         else if (id != H5Z_FILTER_SHUFFLE && id != H5Z_FILTER_FLETCHER32) *ratio = 0;
@@ -607,7 +607,7 @@ static int check_h5_storage(const char *file, const ai_array *a, hid_t fid, char
     uint64_t max_ratio = 0;
     int bad = 0;
     if (nexternal != 0 || layout == H5D_VIRTUAL)
-        bad = fail(err, errlen, file, "array '%s': its data are outside the file (%s); import reads only data stored in "
+        bad = util_fail(err, errlen, file, "array '%s': its data are outside the file (%s); import reads only data stored in "
                                       "the file (h5repack copies them in)", a->name,
                    layout == H5D_VIRTUAL ? "a virtual dataset" : "external storage");
     else
@@ -620,11 +620,11 @@ static int check_h5_storage(const char *file, const ai_array *a, hid_t fid, char
     H5Fget_filesize(fid, &fsize);
     uint64_t declared = (uint64_t)numel(a) * (uint64_t)a->esize;
     if (stored > fsize)
-        return fail(err, errlen, file, "array '%s': %llu bytes stored in a %llu-byte file (truncated or corrupt)", a->name,
+        return util_fail(err, errlen, file, "array '%s': %llu bytes stored in a %llu-byte file (truncated or corrupt)", a->name,
                     (unsigned long long)stored, (unsigned long long)fsize);
     if (layout == H5D_CHUNKED) {
         if (crank != a->rank)
-            return fail(err, errlen, file, "array '%s': chunk rank %d, dataset rank %d", a->name, crank, a->rank);
+            return util_fail(err, errlen, file, "array '%s': chunk rank %d, dataset rank %d", a->name, crank, a->rank);
         double want = 1;   /* chunks covering the dataset; a double cannot overflow here */
         for (int i = 0; i < a->rank; i++) want *= chunk[i] ? (double)((a->shape[i] + chunk[i] - 1) / chunk[i]) : 0;
         hsize_t have = 0;
@@ -632,15 +632,15 @@ static int check_h5_storage(const char *file, const ai_array *a, hid_t fid, char
         herr_t e = H5Dget_num_chunks(a->dset, fs, &have);
         H5Sclose(fs);
         if (e < 0 || (double)have < want)
-            return fail(err, errlen, file, "array '%s': %llu of %.0f chunks are stored, the rest is fill value never "
+            return util_fail(err, errlen, file, "array '%s': %llu of %.0f chunks are stored, the rest is fill value never "
                                            "written (%llu bytes declared, %llu stored)", a->name, (unsigned long long)have,
                         want, (unsigned long long)declared, (unsigned long long)stored);
         if (max_ratio && stored < declared / max_ratio)
-            return fail(err, errlen, file, "array '%s': %llu bytes declared from %llu stored, more than its filters can "
+            return util_fail(err, errlen, file, "array '%s': %llu bytes declared from %llu stored, more than its filters can "
                                            "expand (%llux)", a->name, (unsigned long long)declared,
                         (unsigned long long)stored, (unsigned long long)max_ratio);
     } else if (stored < declared) {
-        return fail(err, errlen, file, "array '%s': %llu of the %llu bytes declared are stored, the rest is fill value "
+        return util_fail(err, errlen, file, "array '%s': %llu of the %llu bytes declared are stored, the rest is fill value "
                                        "never written", a->name, (unsigned long long)stored, (unsigned long long)declared);
     }
     return 0;
@@ -654,7 +654,7 @@ static int h5_type_and_shape(const char *file, const char *dset, ai_array *a, ch
     if (cls == H5T_FLOAT) H5Tget_fields(t, &spos, &epos, &esz, &mpos, &msz);
     H5Tclose(t);
     if (cls != H5T_FLOAT || (sz != 2 && sz != 4 && sz != 8))
-        return fail(err, errlen, file, "array '%s': not a float16, bfloat16, float32 or float64 dataset", dset);
+        return util_fail(err, errlen, file, "array '%s': not a float16, bfloat16, float32 or float64 dataset", dset);
     a->esize = (int)sz;
     a->type = sz == 8 ? AI_F64 : sz == 4 ? AI_F32 : esz == 8 ? AI_BF16 : AI_F16;
     hid_t sp = H5Dget_space(a->dset);
@@ -662,14 +662,14 @@ static int h5_type_and_shape(const char *file, const char *dset, ai_array *a, ch
     hsize_t d[AI_MAX_RANK];
     if (rank < 0 || rank > AI_MAX_RANK) {
         H5Sclose(sp);
-        return fail(err, errlen, file, "array '%s': rank %d outside 0..%d", dset, rank, AI_MAX_RANK);
+        return util_fail(err, errlen, file, "array '%s': rank %d outside 0..%d", dset, rank, AI_MAX_RANK);
     }
     H5Sget_simple_extent_dims(sp, d, NULL);
     H5Sclose(sp);
     a->rank = rank;
     double n = 1;
     for (int i = 0; i < rank; i++) a->shape[i] = (int64_t)d[i], n *= (double)d[i];
-    if (n * (double)sz > (double)(INT64_MAX / 8)) return fail(err, errlen, file, "array '%s': too many elements", dset);
+    if (n * (double)sz > (double)(INT64_MAX / 8)) return util_fail(err, errlen, file, "array '%s': too many elements", dset);
     return 0;
 }
 
@@ -677,15 +677,15 @@ static void free_array(ai_array *a);
 
 static int add_h5(ai_set *s, ai_file_rec *r, const char *file, const char *path, const char *dset,
                   char *err, size_t errlen) {
-    if (!dset) return fail(err, errlen, file, "an HDF5 input names its dataset: FILE:/PATH");
+    if (!dset) return util_fail(err, errlen, file, "an HDF5 input names its dataset: FILE:/PATH");
     if (r->h5 < 0 && (r->h5 = h5io_open(path, NULL, err, errlen)) < 0) return -1;
-    if (!h5io_exists(r->h5, dset)) return fail(err, errlen, file, "no dataset '%s'", dset);
+    if (!h5io_exists(r->h5, dset)) return util_fail(err, errlen, file, "no dataset '%s'", dset);
     ai_array *a = xcalloc(1, sizeof *a);
     a->file = xstrdup(file);
     a->name = xstrdup(dset);
     a->kind = SRC_H5;
     a->dset = H5Dopen2(r->h5, dset, H5P_DEFAULT);
-    int bad = a->dset < 0 ? fail(err, errlen, file, "'%s' is not a dataset", dset)
+    int bad = a->dset < 0 ? util_fail(err, errlen, file, "'%s' is not a dataset", dset)
                           : h5_type_and_shape(file, dset, a, err, errlen) || check_h5_storage(file, a, r->h5, err, errlen);
     if (bad) {
         free_array(a);
@@ -714,17 +714,17 @@ static void split_spec(const char *spec, char **file, char **name) {
 /* The arrays of file (read at path), by its first bytes; 0 or -1 with err. */
 static int add_file(ai_set *s, const char *file, const char *path, const char *name, char *err, size_t errlen) {
     struct stat st;
-    if (stat(path, &st) != 0) return fail(err, errlen, file, "cannot open: %s", strerror(errno));
-    if (S_ISDIR(st.st_mode)) return fail(err, errlen, file, "is a directory");
+    if (stat(path, &st) != 0) return util_fail(err, errlen, file, "cannot open: %s", strerror(errno));
+    if (S_ISDIR(st.st_mode)) return util_fail(err, errlen, file, "is a directory");
     ai_file_rec *r = file_rec(s, file, path, err, errlen);
     if (!r) return -1;
     unsigned char magic[8] = {0};
     FILE *f = fopen(path, "rb");
     size_t got = f ? fread(magic, 1, sizeof magic, f) : 0;
     if (f) fclose(f);
-    if (got == 0) return fail(err, errlen, file, "empty file");
+    if (got == 0) return util_fail(err, errlen, file, "empty file");
     if (!memcmp(magic, "\x93NUMPY", 6)) {
-        if (name) return fail(err, errlen, file, "a .npy file holds one array; '%s' names none", name);
+        if (name) return util_fail(err, errlen, file, "a .npy file holds one array; '%s' names none", name);
         return add_npy(s, r, file, path, err, errlen);
     }
     if (!memcmp(magic, "PK\x03\x04", 4) || !memcmp(magic, "PK\x05\x06", 4)) return add_npz(s, r, file, path, name, err, errlen);
@@ -732,7 +732,7 @@ static int add_file(ai_set *s, const char *file, const char *path, const char *n
     if (got == 8 && (magic[7] | magic[6] | magic[5]) == 0) return add_safetensors(s, r, file, path, name, err, errlen);
     /* pickle protocol 2..5; after safetensors, whose header length may begin 80 02 */
     if (magic[0] == 0x80 && magic[1] >= 2 && magic[1] <= 5) return torch_refused(file, err, errlen);
-    return fail(err, errlen, file, "not a .npy, .npz, safetensors or HDF5 file");
+    return util_fail(err, errlen, file, "not a .npy, .npz, safetensors or HDF5 file");
 }
 
 int ai_add(ai_set *s, const char *spec, char *err, size_t errlen) {
@@ -850,7 +850,7 @@ static int read_h5(const ai_array *a, const int64_t *lead, double *out, char *er
     herr_t e = H5Dread(a->dset, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, out);
     H5Sclose(ms);
     H5Sclose(fs);
-    if (e < 0) return fail(err, errlen, a->file, "array '%s': cannot read (truncated or corrupt dataset)", a->name);
+    if (e < 0) return util_fail(err, errlen, a->file, "array '%s': cannot read (truncated or corrupt dataset)", a->name);
     return 0;
 }
 

@@ -2,7 +2,7 @@
  * F32/F16/BF16/Q8_0 tensors to float32. The mapping of architectures to a model is
  * model/model_gguf.c. */
 #include "gguf.h"
-#include "cli/cli.h"
+#include "core/util.h"
 #include "core/half.h"
 #include <errno.h>
 #include <fcntl.h>

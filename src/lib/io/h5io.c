@@ -3,7 +3,7 @@
  * are returned (readers) or kept as each created file's first failure (writers): see h5io.h. */
 #include "h5io.h"
 
-#include "cli/cli.h"
+#include "core/util.h"
 
 #include <hdf5.h>   /* before the high-level headers, which use its types */
 #include <H5DSpublic.h>
@@ -25,19 +25,9 @@ void h5io_quiet(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
 _Static_assert(_Generic((hid_t)0, h5io_id: 1, default: 0), "h5io_id is not hid_t");
 _Static_assert(_Generic((hsize_t)0, h5io_size: 1, default: 0), "h5io_size is not hsize_t");
 
-/* "FILE: message" into err, FILE as error lines show it ("-" is "(stdin)"); returns -1. */
-static int vfail(char *err, size_t errlen, const char *file, const char *fmt, va_list ap) {
-    char msg[1024];
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    snprintf(err, errlen, "%s: %s", cli_display_name(file), msg);
-    return -1;
-}
-
-static int __attribute__((format(printf, 4, 5))) fail(char *err, size_t errlen, const char *file, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vfail(err, errlen, file, fmt, ap);
-    va_end(ap);
+/* err, a message about FILE, becomes "FILE: message"; returns -1. */
+static int fail_prefix(char *err, size_t errlen, const char *file) {
+    cli_err_prefix(err, errlen, cli_display_name(file));
     return -1;
 }
 
@@ -52,15 +42,17 @@ static int image_is_hdf5(const unsigned char *buf, size_t len) {
 
 static hid_t open_image(const char *path, char sha[65], char *err, size_t errlen) {
     size_t len;
-    unsigned char *buf = cli_slurp(path, &len);
+    char why_read[1024];
+    unsigned char *buf = cli_slurp_err(path, &len, why_read, sizeof why_read);
+    if (!buf) return util_fail(err, errlen, path, "%s", why_read);
     if (sha) cli_sha256_hex(buf, len, sha);
     const char *why = len == 0 ? "empty input, expected an HDF5 file"
                       : !image_is_hdf5(buf, len) ? "not an HDF5 file" : NULL;
     /* HDF5 keeps its own copy of the image */
     hid_t f = why ? -1 : H5LTopen_file_image(buf, len, 0);
     free(buf);
-    if (why) return fail(err, errlen, path, "%s", why);
-    if (f < 0) return fail(err, errlen, path, "truncated or corrupt HDF5 file");
+    if (why) return util_fail(err, errlen, path, "%s", why);
+    if (f < 0) return util_fail(err, errlen, path, "truncated or corrupt HDF5 file");
     return f;
 }
 
@@ -93,16 +85,16 @@ hid_t h5io_open(const char *path, char sha[65], char *err, size_t errlen) {
         return f;
     }
     struct stat st;
-    if (stat(path, &st) != 0) return fail(err, errlen, path, "cannot open: %s", strerror(errno));
-    if (S_ISDIR(st.st_mode)) return fail(err, errlen, path, "is a directory, expected an HDF5 file");
-    if (st.st_size == 0) return fail(err, errlen, path, "empty file, expected an HDF5 file");
-    if (H5Fis_hdf5(path) <= 0) return fail(err, errlen, path, "not an HDF5 file");
+    if (stat(path, &st) != 0) return util_fail(err, errlen, path, "cannot open: %s", strerror(errno));
+    if (S_ISDIR(st.st_mode)) return util_fail(err, errlen, path, "is a directory, expected an HDF5 file");
+    if (st.st_size == 0) return util_fail(err, errlen, path, "empty file, expected an HDF5 file");
+    if (H5Fis_hdf5(path) <= 0) return util_fail(err, errlen, path, "not an HDF5 file");
     cli_input_note(path);
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (f < 0) return fail(err, errlen, path, "truncated or corrupt HDF5 file");
+    if (f < 0) return util_fail(err, errlen, path, "truncated or corrupt HDF5 file");
     if (sha && cli_sha256_file(path, sha) != 0) {
         H5Fclose(f);
-        return fail(err, errlen, path, "cannot read for checksum");
+        return util_fail(err, errlen, path, "cannot read for checksum");
     }
     remember_name(f, path);
     return f;
@@ -144,7 +136,7 @@ static int __attribute__((format(printf, 2, 3))) write_failed(hid_t obj, const c
     char msg[2048];
     va_list ap;
     va_start(ap, fmt);
-    vfail(msg, sizeof msg, out_name(obj), fmt, ap);
+    util_vfail(msg, sizeof msg, out_name(obj), fmt, ap);
     va_end(ap);
     h5io_note_error(obj, msg);
     return -1;
@@ -174,27 +166,39 @@ static int is_netcdf(hid_t f) {
 
 /* Stdout outputs go through a private temporary file: HDF5 1.10's in-memory file images of
  * files with v2 superblocks can carry stale superblock checksums. */
-static char *stdout_tmp_name(char *err, size_t errlen) {
+static int stdout_tmp_name(char **name_out, char *err, size_t errlen) {
+    *name_out = NULL;
     const char *dir = getenv("TMPDIR");
     size_t n = strlen(dir && *dir ? dir : "/tmp") + 40;
     char *name = xmalloc(n);
     snprintf(name, n, "%s/attncoda-stdout-XXXXXX", dir && *dir ? dir : "/tmp");
     int fd = mkstemp(name);
     if (fd < 0) {
-        fail(err, errlen, "(stdout)", "cannot create a temporary file for stdout: %s", strerror(errno));
+        util_fail(err, errlen, "(stdout)", "cannot create a temporary file for stdout: %s", strerror(errno));
         free(name);
-        return NULL;
+        return -1;
     }
-    cli_temp_add(name);
     close(fd);
-    return name;
+    int rc = cli_temp_add_err(name, err, errlen);
+    if (rc) {
+        unlink(name);
+        free(name);
+        return rc;
+    }
+    *name_out = name;
+    return 0;
 }
 
+/* -1 with "FILE: why", or UTIL_ERR_USAGE with the whole line (an output that is an input, a
+ * directory or a device; too many outputs). */
 static hid_t create_file(const char *path, int netcdf, char *err, size_t errlen) {
     h5io_quiet();
-    const char *tmp = cli_out_begin(path);
-    char *image = tmp ? NULL : stdout_tmp_name(err, errlen);
-    if (!tmp && !image) return -1;
+    const char *tmp;
+    int rc = cli_out_begin_err(path, &tmp, err, errlen);
+    if (rc == UTIL_ERR_USAGE) return rc;
+    if (rc) return fail_prefix(err, errlen, path);
+    char *image = NULL;
+    if (!tmp && (rc = stdout_tmp_name(&image, err, errlen))) return rc;
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     /* v18 object headers allow attributes over 64 KiB (long provenance chains) */
     H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_V110);
@@ -204,7 +208,7 @@ static hid_t create_file(const char *path, int netcdf, char *err, size_t errlen)
     H5Pclose(fcpl);
     if (f < 0) {
         free(image);   /* still registered as a temporary: removed at exit */
-        return fail(err, errlen, path, "cannot create HDF5 output");
+        return util_fail(err, errlen, path, "cannot create HDF5 output");
     }
     for (int i = 0; i < MAX_CREATED; i++)
         if (g_created[i].f == 0) {
@@ -255,20 +259,26 @@ int h5io_finish(hid_t f, const char *path, char *err, size_t errlen) {
     if (first_err || g_stray_err[0] || !closed) {
         if (first_err) snprintf(err, errlen, "%s", first_err);
         else if (g_stray_err[0]) snprintf(err, errlen, "%s", g_stray_err), g_stray_err[0] = 0;
-        else fail(err, errlen, path, "cannot close HDF5 output");
+        else util_fail(err, errlen, path, "cannot close HDF5 output");
         free(first_err);
         if (image) cli_temp_remove(image);
         free(image);
         return -1;
     }
-    if (!image) { cli_out_commit(path); return 0; }
+    if (!image) {
+        int rc = cli_out_commit_err(path, err, errlen);
+        return rc == UTIL_ERR_DATA ? fail_prefix(err, errlen, path) : rc;
+    }
     size_t n;
-    unsigned char *buf = cli_slurp(image, &n);
+    unsigned char *buf = cli_slurp_err(image, &n, err, errlen);
+    if (!buf) fail_prefix(err, errlen, image);
     cli_temp_remove(image);
     free(image);
-    cli_write_bytes("-", buf, n);
+    if (!buf) return -1;
+    const char *errfile;
+    int rc = cli_write_bytes_err("-", buf, n, &errfile, err, errlen);
     free(buf);
-    return 0;
+    return rc == UTIL_ERR_DATA ? fail_prefix(err, errlen, errfile) : rc;
 }
 
 int h5io_exists(hid_t f, const char *name) {
@@ -291,15 +301,15 @@ int h5io_attr_exists(hid_t f, const char *obj, const char *key) {
 }
 
 int h5io_dims(hid_t f, const char *file, const char *name, hsize_t *dims, int maxrank, char *err, size_t errlen) {
-    if (!h5io_exists(f, name)) return fail(err, errlen, file, "missing dataset '%s'", name);
+    if (!h5io_exists(f, name)) return util_fail(err, errlen, file, "missing dataset '%s'", name);
     hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
-    if (d < 0) return fail(err, errlen, file, "cannot open dataset '%s'", name);
+    if (d < 0) return util_fail(err, errlen, file, "cannot open dataset '%s'", name);
     hid_t sp = H5Dget_space(d);
     int rank = H5Sget_simple_extent_ndims(sp);
     if (rank < 0 || rank > maxrank) {
         H5Sclose(sp);
         H5Dclose(d);
-        return fail(err, errlen, file, "dataset '%s' has rank %d, expected at most %d", name, rank, maxrank);
+        return util_fail(err, errlen, file, "dataset '%s' has rank %d, expected at most %d", name, rank, maxrank);
     }
     H5Sget_simple_extent_dims(sp, dims, NULL);
     H5Sclose(sp);
@@ -346,14 +356,14 @@ static long long checked_count(hid_t f, const char *file, const char *name, int 
     hsize_t got[16];
     int r = h5io_dims(f, file, name, got, 16, err, errlen);
     if (r < 0) return -1;
-    if (r != rank) return fail(err, errlen, file, "dataset '%s' has rank %d, expected %d", name, r, rank);
+    if (r != rank) return util_fail(err, errlen, file, "dataset '%s' has rank %d, expected %d", name, r, rank);
     size_t n = 1;
     for (int i = 0; i < r; i++) {
         if (want && want[i] && got[i] != want[i])
-            return fail(err, errlen, file, "dataset '%s' dimension %d is %llu, expected %llu", name, i,
+            return util_fail(err, errlen, file, "dataset '%s' dimension %d is %llu, expected %llu", name, i,
                         (unsigned long long)got[i], (unsigned long long)want[i]);
         if (got[i] && n > (SIZE_MAX / elsize) / got[i])
-            return fail(err, errlen, file, "dataset '%s' is too large to read (dimension %d is %llu)", name, i,
+            return util_fail(err, errlen, file, "dataset '%s' is too large to read (dimension %d is %llu)", name, i,
                         (unsigned long long)got[i]);
         n *= got[i];
         if (dims) dims[i] = got[i];
@@ -369,14 +379,14 @@ static void *read_typed(hid_t f, const char *file, const char *name, int rank, c
     char why[160];
     if (h5io_storage_problem(d, (unsigned long long)n, why, sizeof why)) {
         H5Dclose(d);
-        fail(err, errlen, file, "dataset '%s' %s", name, why);
+        util_fail(err, errlen, file, "dataset '%s' %s", name, why);
         return NULL;
     }
     void *buf = xmalloc((size_t)n * elsize);
     if (H5Dread(d, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {
         free(buf);
         buf = NULL;
-        fail(err, errlen, file, "cannot read dataset '%s' (truncated or wrong type)", name);
+        util_fail(err, errlen, file, "cannot read dataset '%s' (truncated or wrong type)", name);
     }
     H5Dclose(d);
     return buf;
@@ -523,7 +533,7 @@ static hid_t attr_open(hid_t f, const char *obj, const char *key, H5T_class_t *c
     if (errlen) err[0] = 0;
     if (H5Aexists_by_name(f, obj, key, H5P_DEFAULT) <= 0) return -1;
     hid_t a = H5Aopen_by_name(f, obj, key, H5P_DEFAULT, H5P_DEFAULT);
-    if (a < 0) return fail(err, errlen, file_name(f), "cannot open attribute '%s'", key), -2;
+    if (a < 0) return util_fail(err, errlen, file_name(f), "cannot open attribute '%s'", key), -2;
     hid_t sp = H5Aget_space(a);
     H5S_class_t sc = H5Sget_simple_extent_type(sp);
     int rank = H5Sget_simple_extent_ndims(sp);
@@ -531,8 +541,8 @@ static hid_t attr_open(hid_t f, const char *obj, const char *key, H5T_class_t *c
     H5Sclose(sp);
     if (sc == H5S_NULL || rank < 0 || rank > 1 || n != 1) {
         H5Aclose(a);
-        if (sc == H5S_NULL) fail(err, errlen, file_name(f), "attribute '%s' holds no value (null dataspace)", key);
-        else fail(err, errlen, file_name(f), "attribute '%s' holds %lld values (rank %d), expected a single value",
+        if (sc == H5S_NULL) util_fail(err, errlen, file_name(f), "attribute '%s' holds no value (null dataspace)", key);
+        else util_fail(err, errlen, file_name(f), "attribute '%s' holds %lld values (rank %d), expected a single value",
                   key, (long long)n, rank);
         return -2;
     }
@@ -572,8 +582,8 @@ static char *read_str(hid_t f, hid_t a, const char *key, char *err, size_t errle
     }
     H5Tclose(mt);
     H5Tclose(t);
-    if (too_long) fail(err, errlen, file_name(f), "attribute '%s' is a fixed-size string of %zu bytes", key, n);
-    else if (!out) fail(err, errlen, file_name(f), "cannot read string attribute '%s'", key);
+    if (too_long) util_fail(err, errlen, file_name(f), "attribute '%s' is a fixed-size string of %zu bytes", key, n);
+    else if (!out) util_fail(err, errlen, file_name(f), "cannot read string attribute '%s'", key);
     return out;
 }
 
@@ -582,7 +592,7 @@ char *h5io_get_attr_str(hid_t f, const char *obj, const char *key, char *err, si
     hid_t a = attr_open(f, obj, key, &c, err, errlen);
     if (a < 0) return NULL;
     char *out = NULL;
-    if (c != H5T_STRING) fail(err, errlen, file_name(f), "attribute '%s' is %s, expected a string", key, class_name(c));
+    if (c != H5T_STRING) util_fail(err, errlen, file_name(f), "attribute '%s' is %s, expected a string", key, class_name(c));
     else out = read_str(f, a, key, err, errlen);
     H5Aclose(a);
     return out;
@@ -597,10 +607,10 @@ static int get_attr_num(hid_t f, const char *obj, const char *key, hid_t memtype
     if (a < 0) return -1;
     int rc = 0;
     if (integer ? c != H5T_INTEGER : c != H5T_FLOAT && c != H5T_INTEGER)
-        rc = fail(err, errlen, file_name(f), "attribute '%s' is %s, expected %s", key, class_name(c),
+        rc = util_fail(err, errlen, file_name(f), "attribute '%s' is %s, expected %s", key, class_name(c),
                   integer ? "an integer" : "a number");
     else if (H5Aread(a, memtype, val) < 0)
-        rc = fail(err, errlen, file_name(f), "cannot read %s attribute '%s'", integer ? "integer" : "numeric", key);
+        rc = util_fail(err, errlen, file_name(f), "cannot read %s attribute '%s'", integer ? "integer" : "numeric", key);
     H5Aclose(a);
     return rc;
 }

@@ -29,8 +29,9 @@ typedef unsigned long long h5io_size;   /* HDF5's hsize_t: one extent of a datas
 void h5io_quiet(void);                         /* silence HDF5's own error stack printing */
 /* Open for reading; "-" reads stdin into a file image. Not HDF5 / empty / truncated: -1. */
 h5io_id h5io_open(const char *path, char sha256_hex[65], char *err, size_t errlen);
-/* Create for writing: a temporary file beside path, or an in-memory image for "-". -1 when the
- * file cannot be created. */
+/* Create for writing: a temporary file beside path, or an in-memory image for "-". Negative when
+ * the file cannot be created: -1 (UTIL_ERR_DATA) with "FILE: why", or UTIL_ERR_USAGE (-2) with the
+ * whole line when the path cannot be an output (an input, a directory, a device). */
 h5io_id h5io_create(const char *path, char *err, size_t errlen);
 /* The same for a netCDF-4 file that xarray, h5netcdf and netCDF-C read as such: creation order
  * of links and attributes tracked and indexed, every dataset with a fill value of its own type
@@ -38,7 +39,8 @@ h5io_id h5io_create(const char *path, char *err, size_t errlen);
  * with h5io_label_dims and describe every dataset with h5io_describe. */
 h5io_id h5io_create_netcdf(const char *path, char *err, size_t errlen);
 /* Flush and close; rename into place, or write the image to stdout. -1 with the file's first
- * write failure (or a failure to close it) in err; the output is then left uncommitted. */
+ * write failure (or a failure to close, rename or copy it) in err; the output is then left
+ * uncommitted. UTIL_ERR_USAGE when the output was read as an input after it was created. */
 int h5io_finish(h5io_id f, const char *path, char *err, size_t errlen);
 /* Close a created file without committing it (its temporary output goes with the program's
  * error exit): for a writer that fails before it is complete. */

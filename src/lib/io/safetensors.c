@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
+#include "core/util.h"
 #include "core/half.h"
 
 /* The reference reader refuses headers above this size (safetensors/src/tensor.rs). */

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
+#include "core/util.h"
 #include "posenc.h"
 
 void hf_fail(hf_ctx *c, const char *fmt, ...) {
@@ -322,8 +322,8 @@ static const char *gemma_act(hf_ctx *c, int gemma2) {
     const char *ha = cfg_str(c->cfg, "hidden_activation", NULL), *legacy = cfg_str(c->cfg, "hidden_act", NULL);
     if (ha) return ha;
     if (legacy && strcmp(legacy, "gelu_pytorch_tanh"))
-        fprintf(stderr, "%s: %s/config.json: hidden_act '%s' not used: %s uses hidden_activation, "
-                        "default gelu_pytorch_tanh\n", cli_prog(), c->dir, legacy, gemma2 ? "Gemma2" : "Gemma");
+        util_warn("%s/config.json: hidden_act '%s' not used: %s uses hidden_activation, default gelu_pytorch_tanh",
+                  c->dir, legacy, gemma2 ? "Gemma2" : "Gemma");
     return "gelu_pytorch_tanh";
 }
 

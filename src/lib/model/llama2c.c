@@ -4,8 +4,9 @@
  * grouped by kind across layers: token_embedding, rms_att, wq, wk, wv, wo, rms_ffn, w1, w2, w3,
  * rms_final, freq_cis_real, freq_cis_imag (unused: RoPE is recomputed), [wcls]. */
 #include "model.h"
+#include "model_load.h"
 #include "posenc.h"
-#include "cli/cli.h"
+#include "core/util.h"
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>

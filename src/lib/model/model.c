@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
+#include "core/util.h"
 #include "model.h"
 #include "core/detmath.h"
 #include "core/gemm.h"

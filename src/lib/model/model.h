@@ -154,14 +154,4 @@ int model_forward_images(const model *m, const float *pixels, int B, const uint8
 void model_set_threads(int n);
 
 void model_free(model *m);
-
-/* Loaders. model_load dispatches on the path: a directory (Hugging Face config.json +
- * safetensors), *.gguf, or a llama2.c *.bin. NULL + message in err on failure. */
-model *model_load(const char *path, char *err, size_t errlen);
-model *model_load_hf(const char *dir, char *err, size_t errlen);
-/* The configuration of a Hugging Face directory from config.json alone (no weights read;
- * w.layers holds only each layer's window). */
-model *model_load_hf_config(const char *dir, char *err, size_t errlen);
-model *model_load_gguf(const char *path, char *err, size_t errlen);
-model *model_load_llama2c(const char *path, char *err, size_t errlen);
 #endif

@@ -4,9 +4,10 @@
  * order to half-split order (posenc.h); the other RoPE architectures are NeoX-style in llama.cpp
  * and already half-split. */
 #include "model.h"
+#include "model_load.h"
 #include "posenc.h"
 #include "io/gguf.h"
-#include "cli/cli.h"
+#include "core/util.h"
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>

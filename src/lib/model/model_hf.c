@@ -11,8 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
+#include "core/util.h"
 #include "model.h"
+#include "model_load.h"
 #include "hf_config.h"
 #include "io/safetensors.h"
 #include "core/gemm_half.h"
@@ -591,7 +592,8 @@ static model *load_hf(const char *dir, int with_weights, char *err, size_t errle
     }
     json_decref(c.cfg);
     if (!c.cfg || c.failed) {
-        model_free(m);
+        hf_release(m);
+        free(m);
         return NULL;
     }
     if (!with_weights) return m;
@@ -600,7 +602,8 @@ static model *load_hf(const char *dir, int with_weights, char *err, size_t errle
     int sharded = access(index, R_OK) == 0, bad = sharded && add_file(m, index, err, errlen);
     for (int i = 0; i < st_nfiles(c.st) && !bad; i++) bad = add_file(m, st_file_path(c.st, i), err, errlen);
     if (bad) {
-        model_free(m);
+        hf_release(m);
+        free(m);
         return NULL;
     }
     /* the main file: the index when sharded, else the one safetensors file */

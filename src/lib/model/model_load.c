@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "model.h"
+#include "model_load.h"
 
 model *model_load(const char *path, char *err, size_t errlen) {
     struct stat sb;

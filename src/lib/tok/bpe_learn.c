@@ -5,7 +5,7 @@
  * changes and is discarded when popped with a count that is no longer the pair's. Everything is
  * integer arithmetic in a fixed order, so the result depends on the text alone. */
 #include "bpe_learn.h"
-#include "cli/cli.h"
+#include "core/util.h"
 #include "tok.h"
 #include "tok_impl.h"
 #include <stdio.h>

@@ -4,7 +4,7 @@
  * (tok_bpe.c, tok_wordpiece.c, tok_unigram.c, tok_spm*.c) sit below this file and never call it. */
 #include "tok.h"
 #include "tok_impl.h"
-#include "cli/cli.h"
+#include "core/util.h"
 
 #include <dirent.h>
 #include <stdio.h>

@@ -1,8 +1,8 @@
 /* tok_base: the small pieces every tokenizer file stands on: a byte-string hash map, an id vector,
  * the error-text helper and UTF-8 stepping. It calls nothing else in the tok module, so the
  * charsmap normaliser (tok_spm_norm.c) and the shared helpers (tok_impl.c) can both use it. */
-#include "tok_impl.h"
-#include "cli/cli.h"
+#include "tok_base.h"
+#include "core/util.h"
 
 #include <stdarg.h>
 #include <stdio.h>

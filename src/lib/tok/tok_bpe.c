@@ -8,9 +8,8 @@
  * load time), so tiktoken ranks (raw bytes already) and tokenizer.json vocabularies share one
  * representation. A per-call cache maps repeated pre-tokens to their ids. */
 #define PCRE2_CODE_UNIT_WIDTH 8
-#include "tok.h"
 #include "tok_impl.h"
-#include "cli/cli.h"
+#include "core/util.h"
 
 #include <nettle/base64.h>
 #include <pcre2.h>

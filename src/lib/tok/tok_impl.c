@@ -4,7 +4,7 @@
  * leading-space rule and a family's special ids. It calls tok_base.c and tok_spm_norm.c, never
  * the tokenizers: choosing and loading one is tok.c's. */
 #include "tok_impl.h"
-#include "cli/cli.h"
+#include "core/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -10,7 +10,11 @@
 #include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "tok.h"
+#include "tok_base.h"
+#include "tok_spm_norm.h"
+
+typedef struct tok tok;   /* as tok.h names it (C11 allows the repeat): this layer needs no more of
+                            * the public interface, which is built on it */
 
 /* A tokenizer (opaque in tok.h): each implementation registers its ops, and every tok_* call
  * dispatches through this table. */
@@ -31,18 +35,6 @@ struct tok {
     char wrap_unsupported[48];
 };
 
-/* Byte string → int32 map, open addressing (FNV-1a). Keys are copied. */
-typedef struct { char *key; uint32_t len; int32_t val; } tok_map_ent;
-typedef struct { tok_map_ent *e; size_t cap, n; } tok_map;
-void tok_map_init(tok_map *m, size_t expect);
-/* Inserts key → val unless key is present; returns 1 when inserted, 0 when already present. */
-int tok_map_put(tok_map *m, const char *key, size_t len, int32_t val);
-int32_t tok_map_get(const tok_map *m, const char *key, size_t len); /* -1 when absent */
-void tok_map_free(tok_map *m);
-
-/* Growable int32 vector. */
-typedef struct { int32_t *v; size_t n, cap; } tok_ivec;
-void tok_ivec_push(tok_ivec *a, int32_t x);
 
 /* Added tokens, matched in the raw text before anything else (leftmost, then longest, like the
  * Aho-Corasick LeftmostLongest matcher of HF tokenizers). */
@@ -67,7 +59,6 @@ enum { TN_NFC, TN_NFD, TN_NFKC, TN_NFKD, TN_LOWER, TN_BERT_CLEAN, TN_BERT_CJK, T
        TN_PREPEND, TN_REPLACE, TN_REPLACE_RE, TN_PRECOMPILED };
 /* Prepend/Replace keep their strings in a/b (owned); Replace with a regex keeps the compiled
  * pattern in re; Precompiled (SentencePiece's charsmap) keeps its parsed form in pc. */
-typedef struct tok_precompiled tok_precompiled;
 typedef struct {
     int step[16]; int n;
     char *a[16], *b[16]; size_t alen[16], blen[16];
@@ -75,11 +66,6 @@ typedef struct {
     tok_precompiled *pc[16];
 } tok_norm;
 void tok_norm_free(tok_norm *nm);
-/* SentencePiece's precompiled_charsmap (tok_spm_norm.c): parse the raw bytes (after base64);
- * NULL with err filled when malformed. Apply: HF's Precompiled normalizer on valid UTF-8. */
-tok_precompiled *tok_precompiled_parse(const unsigned char *d, size_t n, char *err, size_t errlen);
-char *tok_precompiled_apply(const tok_precompiled *pc, const char *s, size_t len, size_t *outlen);
-void tok_precompiled_free(tok_precompiled *pc);
 /* Parses a tokenizer.json "normalizer" (null allowed); 0 or -1 with err filled. */
 int tok_norm_from_json(tok_norm *nm, json_t *j, char *err, size_t errlen);
 void tok_norm_bert(tok_norm *nm, int clean, int cjk, int strip, int lower);
@@ -100,15 +86,8 @@ typedef struct tok_common {
 int tok_common_encode(const tok *t, const char *text, size_t len, int32_t **ids);
 /* Unicode White_Space (what Rust's char::is_whitespace tests, as HF does). */
 int tok_is_ws(int32_t c);
-/* Offset of the first invalid UTF-8 byte, or len when all is valid. */
-size_t tok_utf8_check(const char *s, size_t len);
-/* The index after the code point at s[i] (i < len), which goes to *c; a byte that does not start
- * a valid UTF-8 sequence is one step with *c = -1, so every loop over text moves forward. */
-size_t tok_utf8_next(const char *s, size_t len, size_t i, int32_t *c);
 /* Reads a whole JSON file; NULL with err filled on failure. */
 json_t *tok_json_load(const char *path, char *err, size_t errlen);
-/* Family-specific error helper: snprintf into err, return NULL. */
-void *tok_fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Byte-level BPE loaders (tok_bpe.c). family may be NULL (detected). A tokenizer.json describes
  * itself (its pre-tokenizer decides the family), so tok_bpe_from_json ignores family. */

@@ -6,7 +6,7 @@
  * that O(n log n) while choosing exactly the pairs llama2.c's quadratic scan chooses.
  * Pieces are stored with spaces: GGUF's U+2581 "▁" is turned into ' ' at load, as llama2.c's
  * exporter does for tok*.bin. */
-#include "cli/cli.h"
+#include "core/util.h"
 #include "tok_impl.h"
 #include "io/gguf.h"
 #include <errno.h>

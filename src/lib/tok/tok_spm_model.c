@@ -9,9 +9,8 @@
  *   NormalizerSpec  2 precompiled_charsmap (bytes), 3 add_dummy_prefix
  * A known field with another wire type than its declared one is an error, not skipped. The
  * model_type picks the tokenizer: BPE (Llama-2, Mistral, Gemma) or Unigram (T5, XLM-R). */
-#include "tok.h"
 #include "tok_impl.h"
-#include "cli/cli.h"
+#include "core/util.h"
 
 #include <math.h>
 #include <stdio.h>

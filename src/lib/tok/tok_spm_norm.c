@@ -7,8 +7,9 @@
  * cluster shorter than 6 bytes whose bytes start with a key is replaced whole by that key's
  * string (the shortest matching key, as HF takes the first prefix hit); otherwise each character
  * is looked up alone. Clusters come from utf8proc's UAX #29 rules. */
-#include "tok_impl.h"
-#include "cli/cli.h"
+#include "tok_spm_norm.h"
+#include "tok_base.h"
+#include "core/util.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -12,9 +12,8 @@
  * piece's rest at once: the work per position is bounded by the longest piece that actually
  * matches there, not by the longest piece of the vocabulary (hashing every prefix up to one
  * 30 kB piece at every position made a 10 kB word take 87 s). */
-#include "tok.h"
 #include "tok_impl.h"
-#include "cli/cli.h"
+#include "core/util.h"
 
 #include <math.h>
 #include <stdio.h>

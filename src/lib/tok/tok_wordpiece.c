@@ -3,9 +3,8 @@
  * each word then becomes the greedy longest-match-first pieces from the left, non-initial pieces
  * carrying the "##" prefix. A word longer than max_input_chars_per_word characters, or one with
  * a position no piece matches, becomes [UNK] as a whole (as HF tokenizers does). */
-#include "tok.h"
 #include "tok_impl.h"
-#include "cli/cli.h"
+#include "core/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
