@@ -227,11 +227,6 @@ void cli_out_plan(const char *path) {
     if (cli_out_plan_err(path, err, sizeof err)) die_usage("%s", err);
 }
 
-void cli_temp_add(const char *path) {
-    char err[1024];
-    if (cli_temp_add_err(path, err, sizeof err)) die_usage("%s", err);
-}
-
 /* At exit: a table printed to a full disk or closed stdout is an error (exit 1, naming stdout),
  * not a silent success; and no temporary file outlives the program. */
 static void at_exit_cleanup(void) {

@@ -50,7 +50,6 @@ char *cli_slurp_text(const char *path, size_t *len);       /* exit 1 */
  * path that is an input already noted, and cli_input_note then refuses (exit 2) an input that is
  * a planned output; without plans it never exits. */
 void cli_out_plan(const char *path);
-void cli_temp_add(const char *path);
 /* cli_out_begin returns the name to write to (NULL for "-"); a die_* before cli_out_commit
  * removes it, so no partial file is ever left. */
 const char *cli_out_begin(const char *path);
