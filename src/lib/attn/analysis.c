@@ -402,12 +402,8 @@ static void free_fields(char **f, int n) {
 
 tsv_table *tsv_read(const char *path, char *err, size_t errlen) {
     size_t len;
-    char why[1024];
-    char *buf = (char *)cli_slurp_err(path, &len, why, sizeof why);
-    if (!buf) {
-        util_fail(err, errlen, path, "%s", why);
-        return NULL;
-    }
+    char *buf = (char *)util_slurp(path, &len, err, errlen);
+    if (!buf) return NULL;
     if (memchr(buf, 0, len)) {
         free(buf);
         util_fail(err, errlen, path, "not a text table (NUL byte)");

@@ -131,6 +131,12 @@ unsigned char *cli_slurp_err(const char *path, size_t *len, char *err, size_t er
     return buf;
 }
 
+unsigned char *util_slurp(const char *path, size_t *len, char *err, size_t errlen) {
+    unsigned char *buf = cli_slurp_err(path, len, err, errlen);
+    if (!buf) cli_err_prefix(err, errlen, cli_display_name(path));
+    return buf;
+}
+
 char *cli_slurp_text_err(const char *path, size_t *len, char *err, size_t errlen) {
     unsigned char *buf = cli_slurp_err(path, len, err, errlen);
     if (!buf) return NULL;

@@ -62,6 +62,8 @@ unsigned char *cli_slurp_err(const char *path, size_t *len, char *err, size_t er
  * byte is an error ("line N: NUL byte (a binary file, not text?)"), since string parsing would
  * silently stop there. */
 char *cli_slurp_text_err(const char *path, size_t *len, char *err, size_t errlen);
+/* cli_slurp_err with the readers' error text: err = "FILE: why", FILE as error lines show it. */
+unsigned char *util_slurp(const char *path, size_t *len, char *err, size_t errlen);
 
 /* Never an output that overwrites an input: every file a program reads is noted by device and
  * inode ("-": stdin, when it is a regular file), and the outputs refuse (UTIL_ERR_USAGE, naming

@@ -254,12 +254,8 @@ static ai_file_rec *file_rec(ai_set *s, const char *name, const char *path, char
  * NULL with err when it cannot be. */
 static char *stdin_to_file(char *err, size_t errlen) {
     size_t len;
-    char why[1024];
-    unsigned char *buf = cli_slurp_err("-", &len, why, sizeof why);
-    if (!buf) {
-        util_fail(err, errlen, "-", "%s", why);
-        return NULL;
-    }
+    unsigned char *buf = util_slurp("-", &len, err, errlen);
+    if (!buf) return NULL;
     const char *dir = getenv("TMPDIR");
     const char *base = dir && *dir ? dir : "/tmp";
     size_t n = strlen(base) + 32;

@@ -42,9 +42,8 @@ static int image_is_hdf5(const unsigned char *buf, size_t len) {
 
 static hid_t open_image(const char *path, char sha[65], char *err, size_t errlen) {
     size_t len;
-    char why_read[1024];
-    unsigned char *buf = cli_slurp_err(path, &len, why_read, sizeof why_read);
-    if (!buf) return util_fail(err, errlen, path, "%s", why_read);
+    unsigned char *buf = util_slurp(path, &len, err, errlen);
+    if (!buf) return -1;
     if (sha) cli_sha256_hex(buf, len, sha);
     const char *why = len == 0 ? "empty input, expected an HDF5 file"
                       : !image_is_hdf5(buf, len) ? "not an HDF5 file" : NULL;
@@ -270,8 +269,7 @@ int h5io_finish(hid_t f, const char *path, char *err, size_t errlen) {
         return rc == UTIL_ERR_DATA ? fail_prefix(err, errlen, path) : rc;
     }
     size_t n;
-    unsigned char *buf = cli_slurp_err(image, &n, err, errlen);
-    if (!buf) fail_prefix(err, errlen, image);
+    unsigned char *buf = util_slurp(image, &n, err, errlen);
     cli_temp_remove(image);
     free(image);
     if (!buf) return -1;

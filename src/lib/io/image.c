@@ -597,9 +597,8 @@ static int list_file(const char *path, char ***paths, int *n, char *err, size_t 
         push(paths, n, xstrdup(path));
         return 0;
     }
-    char why[512];
-    unsigned char *buf = cli_slurp_err(path, &len, why, sizeof why);
-    if (!buf) return cli_fail_msg(err, errlen, cli_display_name(path), "%s", why);
+    unsigned char *buf = util_slurp(path, &len, err, errlen);
+    if (!buf) return -1;
     if ((len >= 8 && buf[0] == 0x89 && !memcmp(buf + 1, "PNG", 3)) || (len >= 3 && buf[0] == 0xff && buf[1] == 0xd8)) {
         free(buf);
         push(paths, n, xstrdup(path));
