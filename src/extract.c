@@ -96,8 +96,9 @@ static void usage(void) {
         "      --batch N         sequences per forward pass (4): larger GEMMs, same results\n"
         "      --seqs A:B        write only windows A..B-1 of the S (a shard, with the attention\n"
         "                        of those windows exactly as the whole run gives them); the\n"
-        "                        shards of one run join with --merge. Not with --nll, --logits,\n"
-        "                        --no-attention or --images\n"
+        "                        shards of one run join with --merge; with --queries each window\n"
+        "                        keeps the rows the whole run draws for it. Not with --nll,\n"
+        "                        --logits, --no-attention or --images\n"
         "      --merge           join shards made by --seqs with the same inputs and options into\n"
         "                        OUTPUT: byte-identical to the attention file of one run over all\n"
         "                        S windows (its provenance is that run's; docs/CLUSTER.md)\n"
@@ -189,8 +190,6 @@ static void check_query_options(const opts *o) {
     if (o->images) die_usage("--queries and --query-list are for text and ids, not with --images");
     if (o->no_attention) die_usage("--queries and --query-list choose attention rows: not with --no-attention");
     if (o->info) die_usage("--info takes only --model");
-    /* a shard's rows would be drawn with the shard's sequence numbers; not joined yet */
-    if (o->seqs) die_usage("--queries and --query-list are not combined with --seqs");
 }
 
 static void parse_args(int argc, char **argv, opts *o) {
@@ -671,8 +670,9 @@ static void choose_masked(run *r) {
 }
 
 /* --seqs: keep windows A..B-1 of the whole batch. The whole run's provenance is kept for the
- * merge; the shard's own records the range. Padding (the 'valid' dataset) is decided by the whole
- * batch, so that every shard and the merged file agree with one run. */
+ * merge; the shard's own records the range. Padding (the 'valid' dataset) and the sampled query
+ * rows (drawn with each window's number in the whole run) are decided by the whole batch, so that
+ * every shard and the merged file agree with one run. */
 static void keep_shard(run *r) {
     const opts *o = &r->o;
     batch *b = &r->b;
@@ -684,6 +684,8 @@ static void keep_shard(run *r) {
     size_t T = (size_t)b->T, n = (size_t)(o->seq_b - o->seq_a) * T;
     memmove(b->ids, b->ids + (size_t)o->seq_a * T, n * sizeof *b->ids);
     memmove(b->valid, b->valid + (size_t)o->seq_a * T, n);
+    if (r->qpos)
+        memmove(r->qpos, r->qpos + (size_t)o->seq_a * r->Q, sizeof *r->qpos * (size_t)(o->seq_b - o->seq_a) * r->Q);
     b->S = o->seq_b - o->seq_a;
 }
 
@@ -1235,6 +1237,7 @@ static void shard_check_same(const shard *sh, const shard *first) {
         die_data(sh->path, "a shard of another run than %s (inputs or options differ)", first->path);
     if (sh->whole_S != first->whole_S || m->L != m0->L || m->H != m0->H || m->T != m0->T ||
         m->causal != m0->causal || m->sink != m0->sink || m->logprob != m0->logprob || m->seed != m0->seed ||
+        m->Q != m0->Q || attn_is_sampled(sh->r) != attn_is_sampled(first->r) ||
         strcmp(m->model, m0->model) || strcmp(m->family, m0->family) || strcmp(m->text, m0->text) ||
         attn_has_valid(sh->r) != attn_has_valid(first->r) || sh->deflate != first->deflate ||
         !same_index(sh->layer_index, sh->n_layer_index, first->layer_index, first->n_layer_index) ||
@@ -1260,16 +1263,72 @@ static void shard_check_cover(const shard *sh, int n) {
     if (sh[n - 1].b != S) die_data(sh[n - 1].path, "sequences %d:%d are in no shard of the %d", sh[n - 1].b, S, S);
 }
 
+/* The query positions of every window in order (sampled shards), NULL for files of every row. */
+static int32_t *merge_query_pos(const shard *sh, int n, const attn_meta *meta) {
+    if (!attn_is_sampled(sh[0].r)) return NULL;
+    size_t Q = (size_t)meta->Q;
+    int32_t *pos = xmalloc(sizeof *pos * (size_t)meta->S * Q);
+    for (int i = 0; i < n; i++)
+        for (int s = sh[i].a; s < sh[i].b; s++) memcpy(pos + s * Q, attn_query_pos(sh[i].r, s - sh[i].a), sizeof *pos * Q);
+    return pos;
+}
+
+/* Block (s, l) of the whole run, read from the shard that holds window s. */
+static void merge_block(attn_writer *w, const shard *sh, int s, int l, float *block) {
+    char err[2048];
+    if (attn_read_block(sh->r, s - sh->a, l, block, err, sizeof err)) die_data(NULL, "%s", err);
+    attn_write_block(w, s, l, block);
+}
+
+/* --batch of the whole run, from its provenance: a sampled run writes its blocks batch by batch. */
+static int whole_run_batch(const shard *sh) {
+    json_t *js = json_loads(sh->whole_prov, 0, NULL);
+    json_t *b = json_object_get(json_object_get(js, "options"), "batch");
+    json_int_t batch = json_is_integer(b) ? json_integer_value(b) : 0;
+    json_decref(js);
+    if (batch < 1 || batch > 1024)
+        die_data(sh->path, "attribute 'whole_provenance' gives no options.batch in 1..1024 (needed to merge sampled rows)");
+    return (int)batch;
+}
+
+/* The block order of one sampled run (run_batches, rows_layer_done): batch by batch, the model's
+ * layers in ascending order (each written at its position in --layers), every window of the batch
+ * for each; the chunks of the file are then allocated in the same order, so the bytes agree. */
+static void merge_blocks_sampled(attn_writer *w, const shard *sh, int n, const attn_meta *meta, float *block) {
+    int B = whole_run_batch(&sh[0]);
+    if (B > meta->S) B = meta->S;
+    int *order = xmalloc(sizeof *order * (size_t)meta->L);   /* file positions by model layer */
+    for (int a = 0; a < meta->L; a++) order[a] = a;
+    const int *li = sh[0].layer_index;
+    for (int a = 1; a < meta->L && li; a++)   /* insertion sort by model layer: L is small */
+        for (int j = a; j > 0 && li[order[j - 1]] > li[order[j]]; j--) {
+            int t = order[j];
+            order[j] = order[j - 1], order[j - 1] = t;
+        }
+    for (int s0 = 0; s0 < meta->S; s0 += B)
+        for (int a = 0; a < meta->L; a++)
+            for (int s = s0; s < meta->S && s < s0 + B; s++) {
+                int i = 0;
+                while (i < n - 1 && s >= sh[i].b) i++;   /* the shards are sorted and cover 0..S-1 */
+                merge_block(w, &sh[i], s, order[a], block);
+            }
+    free(order);
+}
+
 /* The shards' windows in order, through the same HDF5 calls as one run (open_outputs,
  * run_batches, finish), so that the file's bytes are those of one run. */
 static void merge_write(const char *out, shard *sh, int n) {
     char err[2048];
     attn_meta meta = *attn_meta_get(sh[0].r);
     meta.S = sh[0].whole_S;
-    size_t T = (size_t)meta.T, tt = T * T, st = (size_t)meta.S * T;
+    size_t T = (size_t)meta.T, rows = (size_t)meta.Q * T, st = (size_t)meta.S * T;
     attn_set_deflate(sh[0].deflate);
     attn_writer *w;
-    cli_check(attn_create(&w, out, &meta, sh[0].whole_prov, err, sizeof err), err);
+    static int32_t *qpos;   /* static, like the buffers below: reachable on error exits */
+    qpos = merge_query_pos(sh, n, &meta);
+    cli_check(attn_create_rows(&w, out, &meta, sh[0].whole_prov, qpos, err, sizeof err), err);
+    free(qpos);
+    qpos = NULL;
     static int32_t *tokens;
     static uint8_t *valid;
     static float *block;
@@ -1284,13 +1343,13 @@ static void merge_write(const char *out, shard *sh, int n) {
     h5io_id f = attn_writer_file(w);
     if (sh[0].layer_index) h5io_write_i32(f, "layer_index", 1, &sh[0].n_layer_index, sh[0].layer_index);
     if (sh[0].head_index) h5io_write_i32(f, "head_index", 1, &sh[0].n_head_index, sh[0].head_index);
-    block = xmalloc(sizeof *block * tt * (size_t)meta.H);
-    for (int i = 0; i < n; i++)
-        for (int s = sh[i].a; s < sh[i].b; s++)
-            for (int l = 0; l < meta.L; l++) {
-                if (attn_read_block(sh[i].r, s - sh[i].a, l, block, err, sizeof err)) die_data(NULL, "%s", err);
-                attn_write_block(w, s, l, block);
-            }
+    block = xmalloc(sizeof *block * rows * (size_t)meta.H);
+    if (attn_is_sampled(sh[0].r))
+        merge_blocks_sampled(w, sh, n, &meta, block);
+    else
+        for (int i = 0; i < n; i++)
+            for (int s = sh[i].a; s < sh[i].b; s++)
+                for (int l = 0; l < meta.L; l++) merge_block(w, &sh[i], s, l, block);
     h5io_label_attention(f);
     cli_check(attn_finish(w, err, sizeof err), err);
     free(tokens);

@@ -1,9 +1,9 @@
 #!/bin/bash
 # extract --seqs A:B (a shard of the windows) and extract --merge (the shards joined): the merged
-# file is byte-identical to one run over all windows, whatever the shards' batch and thread
-# counts, for ids and text inputs, causal and padded bidirectional models, layer and head
-# selections and no compression; a shard is an attention file of its own; bad shards and bad
-# ranges are one-line errors that leave no output.
+# file is byte-identical to one run over all windows, whatever the shards' thread counts, for ids
+# and text inputs, causal and padded bidirectional models, layer and head selections, no
+# compression and sampled query rows (--queries, --query-list); a shard is an attention file of
+# its own; bad shards and bad ranges are one-line errors that leave no output.
 source tests/lib.sh
 X() { "$BIN/extract" "$@"; }
 M=$EMBED/models/stories260K/stories260K.bin
@@ -85,3 +85,49 @@ attr of shard_of 99999999999
 expect_error "shard_of out of range" 1 "of.h5: attribute 'shard_sequences' is not a range .* 'shard_of' = 99999999999" "$out" X --merge "$out" "$T/of.h5"
 attr short shard_of 6
 expect_error "range beyond shard_of" 1 "short.h5: attribute 'shard_sequences' is not a range" "$out" X --merge "$out" "$T/short.h5"
+
+# sampled query rows (--queries, --query-list): each window keeps the rows the whole run draws for
+# it, so the shards of a sampled run merge into that run's bytes, query_pos included
+Q=(--model "$M" --ids "$T/in.ids" --queries 8 --query-seed 4)
+X "${Q[@]}" "$T/q.h5"
+X "${Q[@]}" --seqs 0:4 "$T/q0.h5"
+X "${Q[@]}" --seqs 4:9 --threads 1 "$T/q1.h5"
+X "${Q[@]}" --seqs 9:10 "$T/q2.h5"
+X --merge "$T/qm.h5" "$T/q2.h5" "$T/q0.h5" "$T/q1.h5"
+check "--queries 8: shards 0:4, 4:9 (1 thread), 9:10 merged = one sampled run, byte for byte" cmp "$T/q.h5" "$T/qm.h5"
+check "--queries: a shard holds the whole run's query_pos and rows of its windows" "$PYTHON" -c "
+import h5py, numpy as np
+w, p = h5py.File('$T/q.h5', 'r'), h5py.File('$T/q1.h5', 'r')
+assert p['query_pos'].shape == (5, 8), p['query_pos'].shape
+assert np.array_equal(w['query_pos'][4:9], p['query_pos'][:])
+assert np.array_equal(w['attention'][4:9], p['attention'][:])
+assert len(set(map(tuple, w['query_pos'][:]))) > 1   # the windows' draws differ"
+printf '3 17 40\n' >"$T/ql.txt"
+X --model "$M" --ids "$T/in.ids" --query-list "$T/ql.txt" "$T/l.h5"
+X --model "$M" --ids "$T/in.ids" --query-list "$T/ql.txt" --seqs 0:7 "$T/l0.h5"
+X --model "$M" --ids "$T/in.ids" --query-list "$T/ql.txt" --seqs 7:10 "$T/l1.h5"
+X --merge "$T/lm.h5" "$T/l1.h5" "$T/l0.h5"
+check "--query-list: shards 0:7, 7:10 merged = one run, byte for byte" cmp "$T/l.h5" "$T/lm.h5"
+expect_error "sampled and unsampled shards are not joined" 1 "p1.h5: a shard of another run than" "$out" \
+    X --merge "$out" "$T/q0.h5" "$T/p1.h5" "$T/q2.h5"
+X --model "$M" --ids "$T/in.ids" --queries 6 --query-seed 4 --seqs 4:9 "$T/q6.h5"
+expect_error "shards of another Q are not joined" 1 "q6.h5: a shard of another run than" "$out" \
+    X --merge "$out" "$T/q0.h5" "$T/q6.h5" "$T/q2.h5"
+# the merge writes a sampled run's blocks in its order: batch by batch, model layers ascending
+Q=(--model "$M" --ids "$T/in.ids" --queries 5 --query-seed 2 --layers 3,0,4 --heads 1-3 --batch 3)
+X "${Q[@]}" "$T/r.h5"
+X "${Q[@]}" --seqs 0:5 --threads 1 "$T/r0.h5"
+X "${Q[@]}" --seqs 5:10 "$T/r1.h5"
+X --merge "$T/rm.h5" "$T/r1.h5" "$T/r0.h5"
+check "--queries with --layers 3,0,4 --heads 1-3 --batch 3: shards merged = one run, byte for byte" cmp "$T/r.h5" "$T/rm.h5"
+cp "$T/r0.h5" "$T/nobatch.h5"
+cp "$T/r1.h5" "$T/nobatch1.h5"
+$PYTHON -c "
+import h5py, json, sys
+for path in sys.argv[1:]:
+    with h5py.File(path, 'r+') as f:
+        p = json.loads(f.attrs['whole_provenance']); del p['options']['batch']
+        f.attrs['whole_provenance'] = json.dumps(p)" "$T/nobatch.h5" "$T/nobatch1.h5"
+expect_error "a sampled shard whose whole provenance gives no batch" 1 \
+    "nobatch.h5: attribute 'whole_provenance' gives no options.batch in 1..1024" "$out" \
+    X --merge "$out" "$T/nobatch.h5" "$T/nobatch1.h5"
