@@ -75,7 +75,7 @@ PAPER_CAPTION_ari        := Adjusted Rand Index between clusterings under differ
 PAPER_CAPTION_prune      := Held-out perplexity after pruning by each order, per sparsity
 PAPER_CAPTION_collapse   := Entropy drop from the highest-entropy checkpoint to the last, split into sink and content
 PAPER_CAPTION_train      := Trained models: losses (nats/byte) and per-head sink mass
-PAPER_CAPTION_regime     := Regime map: sink dispersion, predictor verdict, observed pruning safety, outcome
+PAPER_CAPTION_regime     := Regime map: sink dispersion, predictor verdict, observed pruning safety, outcome, whether the thresholds were fitted on the model
 $(PD)/tables/%.md: $(PD)/data/%.tsv $(BIN)/tabulate
 	@mkdir -p $(@D)
 	$(BIN)/tabulate --md --digits 4 --caption '$(PAPER_CAPTION_$*)' $< > $@.tmp && mv $@.tmp $@

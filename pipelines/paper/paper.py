@@ -35,7 +35,10 @@ import sys
 
 PROG = "paper.py"
 VERSION = "0.1.0"
-CLASSICAL = ["cosine", "js", "euclidean", "aitchison"]
+# The classical dissimilarities whose closer-head verdict flips between keep-sink and drop-sink.
+# The reversal table's other rows are not such flips: d_A against d_A⊥ (how often the sink-balance
+# channel decides the verdict) and d_A⊥ computed both ways (0 by construction).
+CLASSICAL = ["cosine", "js", "euclidean"]
 PRUNE_ORDER = ["none", "js_keep", "js_drop", "aitchison", "content_full", "random"]
 METRIC_LABEL = {"cosine": "cosine", "js": "JS", "euclidean": "Euclidean",
                 "aitchison": "d_A vs d_A⊥", "content": "d_A⊥ (both ways)",
@@ -326,6 +329,20 @@ def model_conf(name):
     return conf
 
 
+def conf_trial(name):
+    """The trial of docs/TRIALS.md whose recipe configs/NAME.conf states it uses ('trial tNN' in
+    its comments), or None."""
+    try:
+        with open(os.path.join("configs", name + ".conf"), encoding="utf-8") as f:
+            for l in f:
+                m = re.search(r"\btrial (t\d+)\b", l) if l.lstrip().startswith("#") else None
+                if m:
+                    return m.group(1)
+    except OSError:
+        pass
+    return None
+
+
 ENCODER_FAMILIES = ("bert", "roberta", "xlm-roberta")
 
 
@@ -344,6 +361,7 @@ def position_encoding(name):
     return "-"
 
 
+FRAMES_TAU_R = 0.3   # frames --tau-r default (METHODS §7.1): least received mass of a reference point
 FRAMES_COLS = ["label", "label_share", "runner_up", "runner_share", "sink_heads", "heads"]
 
 
@@ -412,6 +430,39 @@ def short_model(ident):
     return parts[-1]
 
 
+def file_provenance(path):
+    """The JSON of a file's '# provenance' line ('# provenance: {…}' or '# provenance<TAB>{…}'),
+    {} when it has none or cannot be read."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            for l in f:
+                if l.startswith("# provenance") and "{" in l:
+                    return json.loads(l[l.index("{"):])
+    except (OSError, ValueError):
+        pass
+    return {}
+
+
+def dist_inputs(prov):
+    """{model: sha256} of the distance files (…/dist/MODEL.h5) among a provenance's inputs."""
+    out = {}
+    for i in prov.get("inputs", []) if isinstance(prov, dict) else []:
+        name = i.get("name", "") if isinstance(i, dict) else ""
+        if "/dist/" in name and name.endswith(".h5"):
+            out[os.path.basename(name)[:-3]] = i.get("sha256", "")
+    return out
+
+
+def fitted(name, fit, now):
+    """Whether the thresholds were fitted on this model: yes (on this run's distance file),
+    earlier (on another version of it), no, or - (the thresholds file names no inputs)."""
+    if not fit:
+        return "-"
+    if name not in fit:
+        return "no"
+    return "yes" if now.get(name) == fit[name] else "earlier"
+
+
 def cmd_regime(out, args):
     dev = []
     if "--dev" in args:                  # --dev 'NAME ...': the development (fitting) models
@@ -423,15 +474,17 @@ def cmd_regime(out, args):
     head, rs = read_tsv(p)
     need(p, head, ["model", "dispersion"])
     tau = read_conf(conf) if conf else {}
+    fit, now = dist_inputs(file_provenance(conf)) if conf else {}, dist_inputs(file_provenance(p))
     rows = []
     for r in rs:
         name = short_model(r["model"])
         rows.append([name, "dev" if name in dev else "held-out", g(num(r["dispersion"])),
-                     r.get("verdict", "-"), r.get("observed", "-"), r.get("outcome", "-")])
+                     r.get("verdict", "-"), r.get("observed", "-"), r.get("outcome", "-"),
+                     fitted(name, fit, now)])
     opts = {"tau_lo": g(tau.get("tau_lo", float("nan")), 6),
             "tau_hi": g(tau.get("tau_hi", float("nan")), 6), "dev": dev}
     write_table(out, provenance("regime", [x for x in paths if x], opts),
-                ["model", "role", "dispersion", "verdict", "observed", "outcome"], rows)
+                ["model", "role", "dispersion", "verdict", "observed", "outcome", "fitted"], rows)
 
 
 # ---------------------------------------------------------------- RESULTS.md
@@ -500,6 +553,30 @@ def section(doc, d, title, name, missing):
         doc.add(missing, "")
     return head, rows
 
+def most_dispersed_sentence(top_sd, val, models):
+    """Whether the model with the most dispersed sinks has the highest flip rate, metric by metric
+    (a model can lead on one metric and not on another)."""
+    sd, name = top_sd
+    leads, others = [], []
+    for m in CLASSICAL:
+        rates = [(val[(m, n)], n) for n in models if (m, n) in val and not math.isnan(val[(m, n)])]
+        if not rates:
+            continue
+        top = max(rates)
+        if top[1] == name:
+            leads.append("%s (%s)" % (METRIC_LABEL.get(m, m), pct(top[0])))
+        else:
+            others.append("%s's %s (%s)" % (top[1], METRIC_LABEL.get(m, m), pct(top[0])))
+    s = "The model with the most dispersed sinks (%s, SD %.3f) " % (name, sd)
+    if leads and not others:
+        return s + "has the highest flip rate under every classical metric: %s." % ", ".join(leads)
+    if not leads:
+        return s + "has the highest flip rate under no classical metric: the highest are %s." % ", ".join(others)
+    return s + "has the highest %s flip rate%s; the highest %s %s." % (
+        " and ".join(leads), "s" if len(leads) > 1 else "", "are" if len(others) > 1 else "is",
+        " and ".join(others))
+
+
 def sec_reversal(doc, d, sinks):
     doc.add("## 1. Reversal rate of the closer-head verdict (METHODS §5.1)", "")
     head, rows = load(d, "reversal")
@@ -514,6 +591,7 @@ def sec_reversal(doc, d, sinks):
     cl = [(val[(m, n)], m, n) for m in CLASSICAL for n in models if (m, n) in val
           and not math.isnan(val[(m, n)])]
     content = [val[("content", n)] for n in models if ("content", n) in val]
+    between = [val[("aitchison", n)] for n in models if ("aitchison", n) in val]
     doc.add("**Paper:** 17–47% for the classical metrics on ten models; d_A⊥ 0% by construction.", "")
     if not cl:
         doc.add("**Here:** no classical flip rates.", "")
@@ -522,8 +600,12 @@ def sec_reversal(doc, d, sinks):
     s = ("**Here:** classical flip rates range from %s (%s, %s) to %s (%s, %s) over %d model%s; "
          % (pct(lo[0]), METRIC_LABEL.get(lo[1], lo[1]), lo[2], pct(hi[0]),
             METRIC_LABEL.get(hi[1], hi[1]), hi[2], len(models), "s" if len(models) > 1 else ""))
-    s += ("d_A⊥ computed both ways flips %s of triples." % rng(content, lambda x: "%.2f%%" % x)
-          if content else "no d_A⊥ row.")
+    s += ("d_A⊥ computed both ways flips %s of triples. " % rng(content, lambda x: "%.2f%%" % x)
+          if content else "no d_A⊥ row. ")
+    if between:
+        s += ("The row d_A vs d_A⊥ is not a keep-vs-drop flip and is not counted among them: it is "
+              "how often the full Aitchison distance and its content part disagree on the closer "
+              "head (%s), the share of verdicts that the sink-balance channel decides." % rng(between))
     doc.add(s, "")
     inside = [c for c in cl if 17 <= c[0] <= 47]
     if lo[0] >= 17 and hi[0] <= 47:
@@ -552,12 +634,7 @@ def sec_reversal(doc, d, sinks):
                 "closer.")
     prof = [(sd(n), n) for n in models if n in sinks]
     if len(prof) > 1:
-        top_sd = max(prof)
-        top_rate = max((max(val.get((m, n), float("-inf")) for m in CLASSICAL), n) for n in models)
-        why += (" The model with the most dispersed sinks (%s, SD %.3f) %s." %
-                (top_sd[1], top_sd[0], "also has the highest classical flip rate (%s)" % pct(top_rate[0])
-                 if top_rate[1] == top_sd[1] else "does not have the highest classical flip rate "
-                 "(%s has, %s)" % (top_rate[1], pct(top_rate[0]))))
+        why += " " + most_dispersed_sentence(max(prof), val, models)
     ok0 = all(c == 0 for c in content)
     doc.add(verdict + why + (" d_A⊥ agrees with the paper exactly: it never flips."
                              if content and ok0 else
@@ -575,6 +652,9 @@ def sec_theorem1(doc, d):
     s += "**Here:** the reversal region covers %s of the (s_A, s_B) grid for the classical metrics (%s)" % (
         rng([c[0] * 100 for c in cl]), ", ".join("%s %s" % (METRIC_LABEL.get(m, m), pct(v * 100))
                                                  for v, m in cl))
+    if "aitchison" in by:
+        s += ("; d_A and d_A⊥ disagree on %s of the grid (the sink-balance term decides the verdict there)"
+              % pct(num(by["aitchison"]["region_share"]) * 100))
     if "content" in by:
         c = num(by["content"]["max_reversal"])
         s += ("; d_A⊥ reverses at no grid point, as the theorem says." if c == 0 else
@@ -653,11 +733,20 @@ def sec_ari(doc, d, sinks):
                         else ", ".join(ms))
     weak = [m for m in more if not sk[m] > 0.5]
     sinky = [m for m in more if sk[m] > 0.5]
-    if weak:
-        s += ("In %s they agree more than in the paper, and the JS-keep partition is not a "
-              "sink-mass partition (ARI with the sink-only clustering %s): the sinks are too weak or "
-              "too alike to organise the heads, so dropping the sink changes little. " %
-              (named(weak), rng([sk[m] for m in weak], f3)))
+    # "dropping the sink changes little" only where it leaves the JS partition as it was
+    kept = [m for m in weak if conv_of[m][0] > 0.99]
+    moved = [m for m in weak if not conv_of[m][0] > 0.99]
+    if kept:
+        s += ("In %s they agree more than in the paper: dropping the sink leaves the JS partition "
+              "unchanged (ARI(JS keep, JS drop) %s), and the JS-keep partition is not a sink-mass "
+              "partition (ARI with the sink-only clustering %s): the sinks do not organise the heads. " %
+              (named(kept), rng([conv_of[m][0] for m in kept], f3), rng([sk[m] for m in kept], f3)))
+    if moved:
+        s += ("In %s dropping the sink does change the JS partition (ARI(JS keep, JS drop) %s, "
+              "against the paper's 0.01–0.05), while the JS-keep partition does not follow the "
+              "sink-only clustering (ARI %s): the sink moves heads between clusters without being "
+              "what they cluster on. " %
+              (named(moved), rng([conv_of[m][0] for m in moved], f3), rng([sk[m] for m in moved], f3)))
     for m in sinky:
         heads = int(num(sinks[m]["heads"])) if m in sinks else 0
         s += ("In %s the JS-keep partition does follow the sink-only clustering (ARI %.2f), yet "
@@ -803,6 +892,36 @@ def observed_definition(conf):
             % (pct(100 * o["sparsity"]).replace(".0%", "%"), cl, g(o["ratio"]), co, co))
 
 
+def dev_fit_sentence(dev, conf):
+    """Which development outcomes are in-sample, from the regime table's `fitted` column: only
+    the models the thresholds were fitted on, and only as they are now when the fit saw the same
+    distance file."""
+    if any(r.get("fitted", "-") == "-" for r in dev):
+        return ("The development models' outcomes (%s) are in-sample: the thresholds were fitted on "
+                "development models." % ", ".join(r["outcome"] for r in dev))
+    same = [r for r in dev if r["fitted"] == "yes"]
+    then = [r for r in dev if r["fitted"] == "earlier"]
+    never = [r for r in dev if r["fitted"] == "no"]
+    out = lambda rs: listing([(r["model"], r["outcome"]) for r in rs])
+    parts = []
+    if same:
+        parts.append("%s %s in-sample: the thresholds (%s) were fitted on %s." % (
+            out(same), "is" if len(same) == 1 else "are", conf, "it" if len(same) == 1 else "them"))
+    if then:
+        parts.append("The thresholds (%s) were fitted on %s as %s before retraining (the distance "
+                     "files its provenance records differ from this run's: fitted = earlier), so these "
+                     "outcomes are in-sample only for the earlier model%s." % (
+                         conf, out(then), "it was" if len(then) == 1 else "they were",
+                         "" if len(then) == 1 else "s"))
+    if never and len(never) == 1:
+        parts.append("%s was never part of the fit: a development model by role, its outcome tests "
+                     "the frozen thresholds as a held-out model's does." % out(never))
+    elif never:
+        parts.append("%s were never part of the fit: development models by role, their outcomes test "
+                     "the frozen thresholds as held-out models' do." % out(never))
+    return " ".join(parts)
+
+
 def sec_regime(doc, d, conf=None):
     doc.add("## 8. Regime map and frozen predictor (METHODS §5.6)", "")
     head, rows = load(d, "regime")
@@ -830,10 +949,9 @@ def sec_regime(doc, d, conf=None):
               else "; the pattern differs from the paper's, whose held-out models are large "
                    "pretrained transformers, while here they are small trained or 260K-parameter "
                    "models and the thresholds come from a small development ladder.")
-        dev_out = [r["outcome"] for r in rows if r["role"] == "dev" and r["outcome"] not in ("-", "")]
-        if dev_out:
-            s += (" The development models' outcomes (%s) are in-sample: the thresholds were fitted "
-                  "on them." % ", ".join(dev_out))
+        dev = [r for r in rows if r["role"] == "dev" and r["outcome"] not in ("-", "")]
+        if dev:
+            s += " " + dev_fit_sentence(dev, conf)
     elif any(r["verdict"] not in ("-", "") for r in rows):
         s += "No held-out model has pruning results, so no verdict could be tested."
     else:
@@ -898,9 +1016,10 @@ def sec_train(doc, d):
                                                   "has" if len(strong) == 1 else "have")
         head, rev = load(d, "reversal")
         if rev:   # is a strong-sink model the one with the highest classical flip rate?
-            top = max((num(r[m]), m) for r in rev if r["metric"] in CLASSICAL for m in head[1:])
+            top = max((num(r[m]), m, r["metric"]) for r in rev if r["metric"] in CLASSICAL for m in head[1:])
             if top[1] in [m for m, _ in strong]:
-                s += ", and %s has the highest classical flip rate above (%s)" % (top[1], pct(top[0]))
+                s += (", and %s has the highest flip rate above, under %s (%s)"
+                      % (top[1], METRIC_LABEL.get(top[2], top[2]), pct(top[0])))
         s += "."
     doc.add(s, "")
 
@@ -915,6 +1034,19 @@ def sec_frames(doc, d):
     s = ("**Seed:** attention sinks are reference frames of three kinds, centralized, distributed "
          "and bidirectional. **Here** (label, position encoding): %s. " % listing(labs))
     s += ("Kinds found: %s." % ", ".join(kinds) if kinds else "No model has a sink frame by the §7 rule.")
+    sinks = sink_profile(d)
+    # a reference point needs received mass >= tau_r = 0.3 (METHODS §7.1); below it on the first
+    # key in every head, a label is made by other keys
+    weak = [r for r in rows if r["label"] != "none" and r["model"] in sinks
+            and num(sinks[r["model"]]["max_sink"]) < FRAMES_TAU_R]
+    if weak:
+        s += (" The label%s of %s %s not come from attention sinks: no head of %s gives the sink "
+              "token more than %s of its mass on average (max_sink in the sink profile), below the "
+              "%.1f a reference point needs, so %s reference points are other keys." % (
+                  "" if len(weak) == 1 else "s", listing([(r["model"], r["label"]) for r in weak]),
+                  "does" if len(weak) == 1 else "do", "this model" if len(weak) == 1 else "these models",
+                  " / ".join("%.3f" % num(sinks[r["model"]]["max_sink"]) for r in weak), FRAMES_TAU_R,
+                  "its" if len(weak) == 1 else "their"))
     doc.add(s, "")
     rope = [r for r in rows if r["position"] == "rope"]
     s = "**Seed:** standard RoPE gives centralized frames. **Here:** "
@@ -959,11 +1091,14 @@ def sec_frames_pos(doc, d):
     head, rows = load(d, "frames-pos")
     if not rows:
         return
+    trials = sorted({conf_trial(r["model"]) for r in rows} - {None})
+    recipe = ("the sink study's recipe of trial %s, docs/TRIALS.md" % trials[0] if len(trials) == 1
+              else "the sink study's recipes of trials %s, docs/TRIALS.md" % ", ".join(trials) if trials
+              else "docs/TRAIN.md")
     doc.add("### Position encoding as the only difference (METHODS §7.4)", "",
-            "%d models trained with one recipe (configs/kjv-pos-*.conf: the sink study's recipe t3, "
-            "docs/TRAIN.md) that differ only in the position encoding, each labelled on the same "
-            "validation windows as the other text models, and every checkpoint labelled for the "
-            "emergence step." % len(rows), "")
+            "%d models trained with one recipe (configs/kjv-pos-*.conf: %s) that differ only in the "
+            "position encoding, each labelled on the same validation windows as the other text "
+            "models, and every checkpoint labelled for the emergence step." % (len(rows), recipe), "")
     doc.table("frames-pos")
     by = {r["pos"]: r for r in rows}
 
