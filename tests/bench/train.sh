@@ -10,6 +10,7 @@
 # Prints figures, asserts nothing.
 set -u
 BIN=${BIN:-bin}; PYTHON=${PYTHON:-/usr/bin/python3}
+source tests/bench/anchor.inc
 STEPS=${TRAIN_BENCH_STEPS:-20}
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
 bible -f gen1:1-gen50:26 | sed 's/^[^ ]* //' >"$T/text.txt"
@@ -24,7 +25,10 @@ flops_per_token() {   # CONF V
         per = 4 * d * d + (fam == "llama" ? 3 : 2) * d * ff
         printf "%.0f", 6 * (L * per + V * d) + 12 * L * T * d }'
 }
-sgemm=$(OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 "$PYTHON" -c '
+blas_ok=1
+anchor_blas torch || blas_ok=0
+anchor_blas numpy || blas_ok=0
+sgemm=$(anchor 1 "$PYTHON" -c '
 import time, numpy as np
 a = np.random.rand(1024, 1024).astype(np.float32); b = np.random.rand(1024, 1024).astype(np.float32)
 a @ b; t = time.process_time(); n = 10
@@ -45,10 +49,10 @@ for conf in $confs; do
             ours=$(sed -n 's/.*in updates: \([0-9]*\) tokens\/s.*/\1/p' "$T/err")
             V=$(sed -n 's/.*"vocab_size": *\([0-9]*\).*/\1/p' "$T/out/config.json" 2>/dev/null | head -1)
             fpt=$(flops_per_token "$c" "${V:-257}")
-            theirs=$("$PYTHON" tests/ref/train_torch.py bench "$c" "$STEPS" "$th" "${V:-257}" 2>/dev/null)
-            awk -v l="$label" -v th="$th" -v o="${ours:-0}" -v t="${theirs:-0}" -v f="$fpt" 'BEGIN {
+            theirs=$(anchor "$th" "$PYTHON" tests/ref/train_torch.py bench "$c" "$STEPS" "$th" "${V:-257}" 2>/dev/null)
+            awk -v l="$label" -v th="$th" -v o="${ours:-0}" -v t="${theirs:-0}" -v f="$fpt" -v ok="$blas_ok" 'BEGIN {
                 printf "%-22s %7s %14s %14s %8s %9.1f\n", l, th, o ? o : "?", t ? t : "?",
-                       (o && t) ? sprintf("%.2f", o / t) : "?", o * f / 1e9 }'
+                       !ok ? "refused" : (o && t) ? sprintf("%.2f", o / t) : "?", o * f / 1e9 }'
         done
     done
 done

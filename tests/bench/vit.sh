@@ -9,6 +9,7 @@
 # THREADS (default: all cores), BATCH (default 4).
 set -u
 BIN=${BIN:-bin}; PYTHON=${PYTHON:-/usr/bin/python3}
+source tests/bench/anchor.inc
 N=${N:-8}; THREADS=${THREADS:-$(nproc)}; BATCH=${BATCH:-4}
 D=$(mktemp -d); trap 'rm -rf "$D"' EXIT
 $PYTHON tests/ref/make_tiny_vit.py "$D/vitb" --size vit-base --classes 1000 --preprocessor none
@@ -29,9 +30,9 @@ one=$(time_extract "$D/one.txt")      # load + sha256 + one image
 all=$(time_extract "$D/list.txt")
 size=$(stat -c %s "$D/out.h5")
 all0=$(time_extract "$D/list.txt" --deflate 0)
-export OPENBLAS_NUM_THREADS=$THREADS OMP_NUM_THREADS=$THREADS
-pt=$($PYTHON tests/ref/reference_vit.py bench "$D/vitb" "$D/list.txt" --threads "$THREADS" --batch "$BATCH" | cut -f2,3)
-$PYTHON - "$N" $one $all $all0 $pt "$THREADS" "$size" "$BATCH" <<'PY'
+blas_ok=1; anchor_blas torch || blas_ok=0
+pt=$(anchor "$THREADS" $PYTHON tests/ref/reference_vit.py bench "$D/vitb" "$D/list.txt" --threads "$THREADS" --batch "$BATCH" | cut -f2,3)
+$PYTHON - "$N" $one $all $all0 $pt "$THREADS" "$size" "$BATCH" "$blas_ok" <<'PY'
 import sys
 n = int(sys.argv[1])
 w1, c1, wa, ca, wa0, ca0, ptw, ptc = map(float, sys.argv[2:10])
@@ -45,5 +46,6 @@ print(f"extract_images_per_s_total\t{n / wa:.3f}\t{n / ca:.3f}\t(incl. load, sha
 print(f"extract_images_per_s\t{1 / fw:.3f}\t{1 / fc:.3f}\t(per extra image: decode, preprocess, forward, write, deflate 1)")
 print(f"extract_images_per_s_deflate0\t{1 / fw0:.3f}\t{1 / fc0:.3f}\t(the same, --deflate 0)")
 print(f"pytorch_eager_images_per_s\t{ptw:.3f}\t{ptc:.3f}\t(Pillow + numpy + eager forward, attention maps returned, no file)")
-print(f"ratio_extract_over_pytorch\t{(1 / fw) / ptw:.2f}\t{(1 / fc) / ptc:.2f}")
+print(f"ratio_extract_over_pytorch\t{(1 / fw) / ptw:.2f}\t{(1 / fc) / ptc:.2f}" if sys.argv[13] == "1"
+      else "ratio_extract_over_pytorch\trefused\t\t(PyTorch on the reference BLAS)")
 PY
