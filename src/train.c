@@ -30,7 +30,7 @@ static const char *USAGE =
     "seeded by the recipe seed. Validation uses eval_windows windows of eval_context tokens at\n"
     "evenly spaced offsets. With synthetic_share > 0 that share of the training windows (drawn by a\n"
     "second mt19937 seeded by seed + 1000003) are text with trigger -> copy patterns inserted\n"
-    "(synthetic_task backcopy | recall | mixed, synthetic_rate, synthetic_triggers; docs/TRAIN.md);\n"
+    "(synthetic_task backcopy | recall | mixed | depths, synthetic_rate, synthetic_triggers; docs/TRAIN.md);\n"
     "synthetic_carrier = bigram puts them into a walk on the training text's bigram chain instead.\n"
     "Position encoding: recipe key pos = learned | sinusoidal | rope | rope-ntk (with\n"
     "rope_ntk_factor s: base rope_theta * s^(head_dim/(head_dim-2))) | alibi | none; default the\n"

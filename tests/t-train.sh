@@ -91,6 +91,11 @@ check "synthetic rerun is bit-identical" cmp -s "$T/s1/model.safetensors" "$T/s2
 run --config "$T/sm.conf" --out "$T/sm" --no-checkpoints || fail "mixed synthetic run failed: $(cat "$T/stderr")"
 check "synthetic_task = mixed recorded in provenance and trains other weights than recall" bash -c "
     head -1 '$T/sm/report.tsv' | grep -q '\"synthetic_rules\":6,.*\"synthetic_task\":\"mixed\"' && ! cmp -s '$T/s1/model.safetensors' '$T/sm/model.safetensors'"
+{ cat "$T/g.conf"; printf 'synthetic_share = 0.5\nsynthetic_task = depths\nsynthetic_triggers = 6\n'; } >"$T/sd.conf"
+run --config "$T/sd.conf" --out "$T/sd" --no-checkpoints || fail "depths synthetic run failed: $(cat "$T/stderr")"
+check "synthetic_task = depths recorded in provenance (no rules) and trains other weights than mixed" bash -c "
+    head -1 '$T/sd/report.tsv' | grep -q '\"synthetic_task\":\"depths\"' && ! head -1 '$T/sd/report.tsv' | grep -q synthetic_rules &&
+    ! cmp -s '$T/sm/model.safetensors' '$T/sd/model.safetensors'"
 { cat "$T/g.conf"; printf 'synthetic_share = 0.5\nsynthetic_task = recall\neval_context = 32\nsynthetic_carrier = bigram\n'; } >"$T/sb.conf"
 run --config "$T/sb.conf" --out "$T/sb1" --no-checkpoints || fail "bigram-carrier run failed: $(cat "$T/stderr")"
 run --config "$T/sb.conf" --out "$T/sb2" --no-checkpoints

@@ -2,7 +2,7 @@
 # Training speed: tokens/s of bin/train (updates only) beside a PyTorch run of the same model and
 # batch (tests/ref/train_torch.py bench: autograd + AdamW, same thread count), the model GFLOP/s
 # that rate means, and the machine's single-thread SGEMM rate (NumPy's OpenBLAS) as the anchor.
-# Shapes: the pipeline's trained recipes (configs/kjv-*.conf with family gpt2/llama, or
+# Shapes: the pipeline's trained recipes (TRAIN_MODELS_full with family gpt2/llama, or
 # TRAIN_BENCH_CONFS) and the sink study's BPE shape (tests/bench/train-bpe.conf: trial t32 of
 # docs/TRAIN.md, 2,048 merges, context 512), each also at context 512 (batch 4, the same 2,048
 # tokens per update). A BPE recipe learns its vocabulary from the bench text; PyTorch is given the
@@ -14,7 +14,13 @@ source tests/bench/anchor.inc
 STEPS=${TRAIN_BENCH_STEPS:-20}
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
 bible -f gen1:1-gen50:26 | sed 's/^[^ ]* //' >"$T/text.txt"
-confs=${TRAIN_BENCH_CONFS:-$(grep -l -E '^family *= *(gpt2|llama)' configs/kjv-*.conf | grep -v kjv-pos-) tests/bench/train-bpe.conf}
+pipeline_confs() {   # the full profile's trained models (pipelines/train.mk), causal ones only
+    local m
+    for m in $(sed -n 's/^TRAIN_MODELS_full *:= *//p' pipelines/train.mk); do
+        grep -l -E '^family *= *(gpt2|llama)' "configs/$m.conf"
+    done
+}
+confs=${TRAIN_BENCH_CONFS:-$(pipeline_confs) tests/bench/train-bpe.conf}
 key() { sed -n "s/^$2[[:space:]]*=[[:space:]]*//p" "$1"; }
 # Training FLOPs per token: 6 N (N = parameters of the matrices, the output layer included) plus
 # 12 L T d for the attention scores and their use (Chowdhery et al. 2022, PaLM, appendix B).

@@ -41,8 +41,27 @@ static int carrier_ok(const unsigned char *text, const int32_t *tokens, size_t s
 
 /* Runs NWIN windows of one task; checks every rule on the target stream tg (= s). */
 /* tokens == NULL: the byte windows of text; else the token windows of tokens (same length). */
-static void check_task(const unsigned char *text, const int32_t *tokens, size_t len, int task, int ntrig, int rules) {
+/* depths, two-step recall (docs/TRAIN.md, restated): y = the item after the previous trigger of
+ * the kind (at j), then the item after the latest occurrence of y at or before j; -1: none. */
+static int32_t two_step(const int32_t *tg, int t, int j) {
+    if (j < 0 || j + 1 >= t) return -1;
+    for (int m = j; m >= 0; m--)
+        if (tg[m] == tg[j + 1]) return tg[m + 1];
+    return -1;
+}
+
+/* The item the task asks for after a trigger of kind k at t (previous one of the kind at j), or
+ * -1 when the rule has nothing to copy; *rule: the rule (mixed) or depth (depths) it used. */
+static int32_t want_copy(int task, const int32_t *tg, int t, int j, int k, int rules, int *rule) {
     static const int offset[6] = {1, -1, 2, -2, 3, -3};   /* docs/TRAIN.md's table, restated */
+    *rule = task == TR_SYNTH_MIXED ? k % rules : task == TR_SYNTH_DEPTHS ? k % 3 : 0;
+    if (task == TR_SYNTH_BACKCOPY || (task == TR_SYNTH_DEPTHS && *rule == 0)) return tg[t - 1];
+    if (task == TR_SYNTH_DEPTHS && *rule == 2) return two_step(tg, t, j);
+    int at = j + offset[task == TR_SYNTH_MIXED ? *rule : 0];
+    return j >= 0 && at >= 0 && at < t ? tg[at] : -1;
+}
+
+static void check_task(const unsigned char *text, const int32_t *tokens, size_t len, int task, int ntrig, int rules) {
     tr_synth sy = {task, 0.05, ntrig, rules, chain ? TR_CARRIER_BIGRAM : TR_CARRIER_TEXT};
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(rng, 7);
@@ -65,11 +84,12 @@ static void check_task(const unsigned char *text, const int32_t *tokens, size_t 
                 trig++;
                 if (t == 0 || t + 1 >= T) { copy_ok = 0; continue; }
                 /* last[k]: the previous trigger of kind k; mixed: kind k follows rule k % rules */
-                int rule = task == TR_SYNTH_MIXED ? k % rules : 0, j = last[k], at = j + offset[rule];
-                int has = task != TR_SYNTH_BACKCOPY && j >= 0 && at >= 0 && at < t;
-                int32_t want = task == TR_SYNTH_BACKCOPY ? tg[t - 1] : has ? tg[at] : -1;
-                if (has) recalls++, by_rule[rule]++;
-                if (task != TR_SYNTH_BACKCOPY && !has) {
+                int rule;
+                int32_t want = want_copy(task, tg, t, last[k], k, rules, &rule);
+                int has = want >= 0;
+                if (has && (task == TR_SYNTH_MIXED || task == TR_SYNTH_RECALL || rule > 0)) recalls++;
+                if (has) by_rule[rule]++;
+                if (!has) {
                     /* nothing to recall: the copy slot carries the carrier's next item */
                     if (!carrier_ok(text, tokens, src, prev, tg[t + 1])) copy_ok = 0;
                     prev = tg[t + 1];
@@ -107,6 +127,11 @@ static void check_task(const unsigned char *text, const int32_t *tokens, size_t 
         for (int r = 1; r < rules; r++) least = by_rule[r] < least ? by_rule[r] : least;
         snprintf(name, sizeof name, "%s, mixed with %d rules: every rule copies (fewest %ld)", kind, rules, least);
         CHECK(name, least > 150);
+    }
+    if (task == TR_SYNTH_DEPTHS) {
+        snprintf(name, sizeof name, "%s, depths: every depth copies (backcopy %ld, recall %ld, two-step %ld)", kind,
+                 by_rule[0], by_rule[1], by_rule[2]);
+        CHECK(name, by_rule[0] > 150 && by_rule[1] > 150 && by_rule[2] > 150);
     }
 }
 
@@ -155,6 +180,7 @@ static void check_chain(const unsigned char *text, const int32_t *tokens, size_t
     use_chain(&bt, NULL, tokens, len, 257 + 1900);
     check_task(NULL, tokens, len, TR_SYNTH_RECALL, 4, 3);
     check_task(NULL, tokens, len, TR_SYNTH_MIXED, 6, 3);
+    check_task(NULL, tokens, len, TR_SYNTH_DEPTHS, 12, 3);
     use_chain(NULL, NULL, NULL, 0, 0);
     tr_bigram_free(&bb);
     tr_bigram_free(&bt);
@@ -169,6 +195,7 @@ int main(void) {
     check_task(text, NULL, len, TR_SYNTH_RECALL, 4, 3);
     check_task(text, NULL, len, TR_SYNTH_MIXED, 4, 3);
     check_task(text, NULL, len, TR_SYNTH_MIXED, 12, 6);
+    check_task(text, NULL, len, TR_SYNTH_DEPTHS, 12, 3);
     /* a BPE stream: ids 257.. (learned tokens) and ASCII bytes, never a trigger id */
     int32_t *tokens = xmalloc(sizeof(int32_t) * len), *bytes = xmalloc(sizeof(int32_t) * len);
     for (size_t i = 0; i < len; i++) {
@@ -179,6 +206,7 @@ int main(void) {
     check_task(NULL, tokens, len, TR_SYNTH_RECALL, 4, 3);
     check_task(NULL, tokens, len, TR_SYNTH_MIXED, 4, 3);
     check_task(NULL, tokens, len, TR_SYNTH_MIXED, 12, 6);
+    check_task(NULL, tokens, len, TR_SYNTH_DEPTHS, 12, 3);
     check_chain(text, tokens, len);
     tr_synth tsy = {TR_SYNTH_RECALL, 0.05, 4, 3, TR_CARRIER_TEXT};
     CHECK("a stream without triggers: none found", tr_synth_find_trigger(tokens, len, &tsy) == -1);
@@ -206,6 +234,6 @@ int main(void) {
     free(text);
     free(tokens);
     free(bytes);
-    printf("1..%d\n", 72);
+    printf("1..%d\n", 90);
     return failures != 0;
 }

@@ -140,9 +140,9 @@ static int set_key(tr_recipe *r, const recipe_at *at, const char *k, const char 
         return 1;
     }
     if (!strcmp(k, "synthetic_task")) {
-        for (int task = TR_SYNTH_BACKCOPY; task <= TR_SYNTH_MIXED; task++)
+        for (int task = TR_SYNTH_BACKCOPY; task <= TR_SYNTH_DEPTHS; task++)
             if (!strcmp(v, tr_synth_task_name(task))) return r->synth.task = task, 1;
-        return fail(at, "line %d: synthetic_task = %s: want backcopy, recall or mixed", ln, v);
+        return fail(at, "line %d: synthetic_task = %s: want backcopy, recall, mixed or depths", ln, v);
     }
     if (!strcmp(k, "synthetic_carrier")) {
         for (int c = TR_CARRIER_TEXT; c <= TR_CARRIER_BIGRAM; c++)

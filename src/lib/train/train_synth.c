@@ -4,7 +4,8 @@
 #include <stdlib.h>
 
 const char *tr_synth_task_name(int task) {
-    return task == TR_SYNTH_MIXED ? "mixed" : task == TR_SYNTH_RECALL ? "recall" : "backcopy";
+    return task == TR_SYNTH_DEPTHS ? "depths" : task == TR_SYNTH_MIXED ? "mixed"
+           : task == TR_SYNTH_RECALL ? "recall" : "backcopy";
 }
 
 const char *tr_synth_carrier_name(int carrier) { return carrier == TR_CARRIER_BIGRAM ? "bigram" : "text"; }
@@ -52,6 +53,25 @@ static int32_t recalled(const int32_t *s, int i, int j, int rule) {
     return j >= 0 && at >= 0 && at < i ? s[at] : -1;
 }
 
+/* Two-step recall for a trigger at i whose previous trigger of the same kind is at j: y =
+ * s[j + 1] (recall's item), then the item after the latest occurrence of y before j + 1; -1 when
+ * either is missing. */
+static int32_t recalled_twice(const int32_t *s, int i, int j) {
+    if (j < 0 || j + 1 >= i) return -1;
+    int32_t y = s[j + 1];
+    for (int m = j; m >= 0; m--)
+        if (s[m] == y) return s[m + 1];
+    return -1;
+}
+
+/* The item after a trigger of kind k at i (previous one of the kind at j), or -1: the text's. */
+static int32_t copied(const tr_synth *sy, const int32_t *s, int i, int j, int k) {
+    if (sy->task == TR_SYNTH_BACKCOPY) return s[i - 1];
+    if (sy->task != TR_SYNTH_DEPTHS) return recalled(s, i, j, synth_rule(sy, k));
+    int depth = k % 3;
+    return depth == 0 ? s[i - 1] : depth == 1 ? recalled(s, i, j, 0) : recalled_twice(s, i, j);
+}
+
 /* Fill s[0..n-1]: source tokens src[start..], and at each position i >= 1 with probability rate
  * (and room for the copy) a trigger followed by the token the task asks for. */
 static void synth_stream(const int32_t *src, size_t len, size_t start, int n, const tr_synth *sy, gsl_rng *rng,
@@ -63,7 +83,7 @@ static void synth_stream(const int32_t *src, size_t len, size_t start, int n, co
         if (i >= 1 && i + 1 < n && gsl_rng_uniform(rng) < sy->rate) {
             int k = (int)gsl_rng_uniform_int(rng, (unsigned long)sy->triggers);
             s[i] = TR_SYNTH_TRIGGER0 + k;
-            int32_t copy = sy->task == TR_SYNTH_BACKCOPY ? s[i - 1] : recalled(s, i, last[k], synth_rule(sy, k));
+            int32_t copy = copied(sy, s, i, last[k], k);
             if (copy < 0) copy = src[at < len ? at++ : len - 1];
             s[i + 1] = copy;
             last[k] = i;

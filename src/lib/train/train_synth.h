@@ -11,7 +11,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { TR_SYNTH_BACKCOPY = 0, TR_SYNTH_RECALL = 1, TR_SYNTH_MIXED = 2 };
+enum { TR_SYNTH_BACKCOPY = 0, TR_SYNTH_RECALL = 1, TR_SYNTH_MIXED = 2, TR_SYNTH_DEPTHS = 3 };
+/* TR_SYNTH_DEPTHS: trigger kind k asks for a head at depth k % 3 (issue 44: parked heads in more
+ * than one layer). 0: backcopy (the item before the trigger; a previous-token head, any layer);
+ * 1: recall (the item after the previous trigger of kind k, at j + 1: an induction head, layer
+ * >= 1); 2: two-step recall (y = that recalled item; the item after the latest earlier occurrence
+ * of y before j + 1: a second induction on the first one's result, layer >= 2). Where an item is
+ * missing, the text's next item, as for recall. */
 /* What a recall trigger of kind k copies, relative to the previous trigger of kind k at j: the
  * item at j + offset, offset by rule = k % rules: j + 1 (recall's rule), j - 1, j + 2, j - 2,
  * j + 3, j - 3. Each needs its own attention pattern in a layer >= 1 (its key carries the item
@@ -25,7 +31,8 @@ typedef struct {
                      * TR_SYNTH_RECALL: it repeats the byte that followed the previous trigger of
                      * the same kind in the window (first occurrence: the text's next byte);
                      * TR_SYNTH_MIXED: trigger k follows rule k % rules (above), the
-                     * text's next byte where the rule has nothing to copy */
+                     * text's next byte where the rule has nothing to copy;
+                     * TR_SYNTH_DEPTHS: trigger k asks for depth k % 3 (above) */
     double rate;    /* probability that a position becomes a trigger */
     int triggers;   /* number of trigger kinds, 1..64 */
     int rules;      /* TR_SYNTH_MIXED: number of recall rules, 1..TR_SYNTH_MAX_RULES (default 3) */
@@ -62,7 +69,7 @@ void tr_synth_window(const unsigned char *text, size_t len, size_t start, int T,
 /* The same on a token stream: tokens[start..] (start + T <= len) with the triggers inserted. */
 void tr_synth_window_ids(const int32_t *tokens, size_t len, size_t start, int T, const tr_synth *sy,
                          const tr_bigram *chain, gsl_rng *rng, int32_t bos, int32_t *ids, int32_t *tg);
-/* "backcopy", "recall" or "mixed": the recipe's spelling. */
+/* "backcopy", "recall", "mixed" or "depths": the recipe's spelling. */
 const char *tr_synth_task_name(int task);
 /* Whether x (a byte or a token id) is one of the sy->triggers trigger ids. */
 int tr_synth_is_trigger(const tr_synth *sy, int32_t x);
