@@ -177,8 +177,8 @@ static int stdout_tmp_name(char **name_out, char *err, size_t errlen) {
         free(name);
         return -1;
     }
+    int rc = cli_temp_add_err(name, err, errlen);   /* at once, before anything else can fail */
     close(fd);
-    int rc = cli_temp_add_err(name, err, errlen);
     if (rc) {
         unlink(name);
         free(name);
