@@ -9,15 +9,6 @@ M=$EMBED/models/stories260K/stories260K.bin
 # else), waits until its temporary output exists (OUT.tmpPID in DIR, or a stdout image in
 # TMPDIR), sends SIGNAL, and checks the status and that
 # DIR and TMPDIR are empty afterwards
-# The poll forks nothing (a glob and a timed read on a FIFO that never gets data, both bash
-# builtins), so that on a loaded machine it still sees a temporary output that exists for a few
-# tenths of a second.
-mkfifo "$T/never" && exec 9<>"$T/never"
-temp_seen() {   # temp_seen DIR: an OUT.tmpPID in DIR or a stdout image in TMPDIR
-    local f
-    for f in "$1"/*.tmp[0-9]* "$1"/.*.tmp[0-9]* "$T"/tmp/attncoda-*; do [ -e "$f" ] && return 0; done
-    return 1
-}
 interrupted() {
     local n=$1 sig=$2 want=$3 dir=$4 i seen=0; shift 4
     rm -rf "$dir" "$T/tmp" && mkdir -p "$dir" "$T/tmp"
@@ -25,10 +16,10 @@ interrupted() {
     # ignored (inherited by every child); env restores the defaults, as an interactive shell has them
     TMPDIR="$T/tmp" env --default-signal=INT,TERM,HUP "$@" >/dev/null 2>"$T/sig.err" &
     local pid=$!
-    for ((i = 0; i < 30000; i++)); do
-        if temp_seen "$dir"; then seen=1; break; fi
+    for ((i = 0; i < 600; i++)); do
+        if [ -n "$(ls -A "$dir" "$T/tmp" | grep -E '\.tmp[0-9]|^attncoda-')" ]; then seen=1; break; fi
         kill -0 "$pid" 2>/dev/null || break
-        read -r -t 0.001 -u 9 || true
+        sleep 0.05
     done
     # midway: the temporary output exists, so the program is writing it; signalled at once, since a
     # small input may be finished within a fraction of a second

@@ -864,15 +864,9 @@ METRIC_NAME = {"js_keep": "JS keep", "js_drop": "JS drop", "cos_keep": "cosine k
 def observed_rule(conf):
     """The rule `regime --fit` measured safety by, from the options in the thresholds file's
     provenance line ({} when there is none)."""
-    try:
-        with open(conf, encoding="utf-8") as f:
-            for l in f:
-                if l.startswith("# provenance:"):
-                    o = json.loads(l.split(":", 1)[1]).get("options", {})
-                    return o if all(k in o for k in ("classical", "content", "ratio", "sparsity")) else {}
-    except (OSError, ValueError, AttributeError):
-        pass
-    return {}
+    p = file_provenance(conf)
+    o = p.get("options", {}) if isinstance(p, dict) else {}
+    return o if isinstance(o, dict) and all(k in o for k in ("classical", "content", "ratio", "sparsity")) else {}
 
 
 def observed_definition(conf):
