@@ -81,6 +81,14 @@ EOF
 # NLL table: rows are -log softmax(logits[t])[token t+1]; perplexity = exp(mean); --no-attention.
 "$BIN/extract" --model "$T/gpt2" --ids "$T/ids.txt" --nll "$T/nll.tsv" --logits "$T/lg2.h5" "$T/n.h5" >"$T/stdout"
 "$BIN/extract" --model "$T/gpt2" --ids "$T/ids.txt" --no-attention >"$T/stdout2"
+# the same run twice, a second apart (a header timestamp would differ), to the same file name
+mkdir -p "$T/r1" "$T/r2"
+X=$(cd "$BIN" && pwd)/extract
+for r in r1 r2; do
+    (cd "$T/$r" && "$X" --model ../gpt2 --ids ../ids.txt --logits lg.h5 --no-attention >/dev/null)
+    sleep 1
+done
+check "--logits: the same bytes on a second run" cmp "$T/r1/lg.h5" "$T/r2/lg.h5"
 $PYTHON - "$T" <<'EOF'
 import sys, h5py, numpy as np
 T = sys.argv[1]

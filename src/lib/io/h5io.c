@@ -664,8 +664,10 @@ int h5io_write_slab_f64(hid_t d, int rank, const hsize_t *start, const hsize_t *
 }
 
 hid_t h5io_dataset_f32(hid_t f, const char *name, int rank, const hsize_t *dims) {
-    hid_t sp = H5Screate_simple(rank, dims, NULL);
-    hid_t d = H5Dcreate2(f, name, H5T_IEEE_F32LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t sp = H5Screate_simple(rank, dims, NULL), dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_obj_track_times(dcpl, 0);   /* no creation time in the header: the same bytes every run */
+    hid_t d = H5Dcreate2(f, name, H5T_IEEE_F32LE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    H5Pclose(dcpl);
     H5Sclose(sp);
     if (d < 0) return write_failed(f, "cannot create dataset '%s'", name);
     return d;
