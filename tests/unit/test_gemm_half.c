@@ -68,6 +68,30 @@ static int views_ok(void) {
     return ok && !half_find(v, &h, &k);
 }
 
+/* A transposed view of a [in][out] matrix: sub-matrix rows resolve to columns of the stored one,
+ * half_find ignores it, and gemm_f32(0, 0) on the resolved columns equals gemm_f32(0, 1) on an
+ * explicit transposed copy bit for bit (the linear() of GPT-2's Conv1D weights). */
+static int xposed_ok(void) {
+    enum { IN = 37, OUT = 3 * 29, T = 11 };
+    static float w[IN * OUT], wt[OUT * IN], x[T * IN], y0[T * 29], y1[T * 29];
+    for (int i = 0; i < IN * OUT; i++) w[i] = (float)((i * 7919) % 2003 - 1001) / 313.0f;
+    for (int i = 0; i < T * IN; i++) x[i] = (float)((i * 104729) % 1999 - 999) / 211.0f;
+    for (int i = 0; i < IN; i++)
+        for (int o = 0; o < OUT; o++) wt[o * IN + i] = w[i * OUT + o];
+    const float *v = xposed_view(w, IN, OUT), *col = NULL;
+    const unsigned char *hd;
+    half_kind hk;
+    int ld = 0, ok = v && !half_find(v, &hd, &hk) && !xposed_find(v + 1, &col, &ld);
+    for (int part = 0; ok && part < 3; part++) {   /* wq, wk, wv of a fused qkv */
+        ok &= xposed_find(v + part * 29 * IN, &col, &ld) && col == w + part * 29 && ld == OUT;
+        gemm_f32(0, 0, T, 29, IN, 1.0f, x, IN, col, ld, 0.0f, y0, 29);
+        gemm_f32(0, 1, T, 29, IN, 1.0f, x, IN, wt + part * 29 * IN, IN, 0.0f, y1, 29);
+        ok &= memcmp(y0, y1, sizeof y0) == 0;
+    }
+    if (v) half_view_drop(v);
+    return ok && !xposed_find(v, &col, &ld);
+}
+
 int main(void) {
     static const int Ms[] = {1, 5, 40}, Ns[] = {1, 63, 64, 65, 130, 200}, Ks[] = {1, 7, 64, 300};
     int ok = 1, cases = 0;
@@ -81,5 +105,8 @@ int main(void) {
     int vok = views_ok();
     printf("%s - half views: offsets map onto half elements, half_copy widens, float32 pointers pass through\n",
            vok ? "ok" : "not ok");
-    return !(ok && vok);
+    int xok = xposed_ok();
+    printf("%s - transposed views: qkv parts resolve to stored columns; gemm(0,0) on them = gemm(0,1) on a copy\n",
+           xok ? "ok" : "not ok");
+    return !(ok && vok && xok);
 }

@@ -12,23 +12,51 @@
 
 typedef struct {
     uintptr_t lo, hi;             /* the reserved range [lo, hi), 4 bytes per element */
-    const unsigned char *data;
-    half_kind kind;
+    const unsigned char *data;    /* a half view's values */
+    half_kind kind;               /* 0: a transposed view of w */
+    const float *w;
+    size_t in, out;
 } view;
 
 static view *views;
 static int nviews;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
-const float *half_view(const unsigned char *data, size_t n, half_kind kind) {
+static const float *view_add(size_t n, view v) {
     size_t bytes = sizeof(float) * (n ? n : 1);
     void *p = mmap(NULL, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) return NULL;
+    v.lo = (uintptr_t)p, v.hi = (uintptr_t)p + bytes;
     pthread_mutex_lock(&lock);
     views = xrealloc(views, sizeof *views * (size_t)(nviews + 1));
-    views[nviews++] = (view){(uintptr_t)p, (uintptr_t)p + bytes, data, kind};
+    views[nviews++] = v;
     pthread_mutex_unlock(&lock);
     return p;
+}
+
+const float *half_view(const unsigned char *data, size_t n, half_kind kind) {
+    return view_add(n, (view){.data = data, .kind = kind});
+}
+
+const float *xposed_view(const float *w, size_t in, size_t out) {
+    return view_add(in * out, (view){.kind = 0, .w = w, .in = in, .out = out});
+}
+
+int xposed_find(const float *p, const float **col, int *ld) {
+    uintptr_t a = (uintptr_t)p;
+    int found = 0;
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < nviews && !found; i++)
+        if (views[i].kind == 0 && a >= views[i].lo && a < views[i].hi) {
+            size_t e = (a - views[i].lo) / sizeof(float);
+            if (e % views[i].in == 0) {
+                *col = views[i].w + e / views[i].in;
+                *ld = (int)views[i].out;
+                found = 1;
+            }
+        }
+    pthread_mutex_unlock(&lock);
+    return found;
 }
 
 void half_view_drop(const float *v) {
@@ -51,7 +79,7 @@ int half_find(const float *p, const unsigned char **data, half_kind *kind) {
     int found = 0;
     pthread_mutex_lock(&lock);
     for (int i = 0; i < nviews && !found; i++)
-        if (a >= views[i].lo && a < views[i].hi) {
+        if (views[i].kind != 0 && a >= views[i].lo && a < views[i].hi) {
             *data = views[i].data + (a - views[i].lo) / sizeof(float) * 2;
             *kind = views[i].kind;
             found = 1;

@@ -24,6 +24,17 @@ void half_view_drop(const float *view);
 /* 1 when p lies in a view: *data then points at p's element and *kind is set; else 0. */
 int half_find(const float *p, const unsigned char **data, half_kind *kind);
 
+/* A transposed view: the float32 matrix w stored [in][out] (GPT-2's Conv1D) seen as the
+ * [out][in] matrix that nn.Linear stores and linear() expects, without a copy. The view is a
+ * PROT_NONE range like a half view; view + o·in, the row of output o (sub-matrices such as
+ * qkv + d·d included), is resolved by xposed_find to *col = w + o and *ld = out. gemm_f32(0, 0,
+ * …, col, ld, …) then gives the bits gemm_f32(0, 1, …) gives on a transposed copy: op(B) holds
+ * the same elements, and gemm.h's order over k does not depend on how B is stored. Dropped with
+ * half_view_drop. NULL when the range cannot be reserved. */
+const float *xposed_view(const float *w, size_t in, size_t out);
+/* 1 when p lies in a transposed view at the start of an output row: *col and *ld as above. */
+int xposed_find(const float *p, const float **col, int *ld);
+
 void half_widen(float *dst, const unsigned char *src, size_t n, half_kind kind);
 /* dst[0..n) = src[0..n) for a float32 pointer or a view (widened). */
 void half_copy(float *dst, const float *src, size_t n);

@@ -2,6 +2,7 @@
  * the input, temporary-file and output registries, SHA-256 and allocation. Moved out of src/cli,
  * which wraps the failing ones into calls that print the same messages and exit. */
 #include "util.h"
+#include "hashcache.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -377,6 +378,12 @@ int cli_sha256_file(const char *path, char hex[65]) {
     FILE *f = fopen(path, "rb");
     if (!f) return -1;
     cli_input_note(path);
+    struct stat st;
+    int known = fstat(fileno(f), &st) == 0;   /* large files: hashcache.h */
+    if (known && S_ISREG(st.st_mode) && hashcache_get(&st, hex)) {
+        fclose(f);
+        return 0;
+    }
     struct sha256_ctx ctx;
     uint8_t d[SHA256_DIGEST_SIZE];
     static unsigned char chunk[1 << 16];
@@ -388,6 +395,7 @@ int cli_sha256_file(const char *path, char hex[65]) {
     if (bad) return -1;
     sha256_digest(&ctx, sizeof d, d);
     for (int i = 0; i < SHA256_DIGEST_SIZE; i++) sprintf(hex + 2 * i, "%02x", d[i]);
+    if (known && S_ISREG(st.st_mode)) hashcache_put(&st, hex);
     return 0;
 }
 

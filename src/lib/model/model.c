@@ -28,12 +28,15 @@ void model_free(model *m) {
     free(m);
 }
 
-/* y[T][n_out] = x[T][n_in] · Wᵀ + b, W in nn.Linear layout [n_out, n_in]. The output columns
+/* y[T][n_out] = x[T][n_in] · Wᵀ + b, W in nn.Linear layout [n_out, n_in] (or a half or
+ * transposed view of it, gemm_half.h: the same bits). The output columns
  * are split into one slab per thread (a multiple of 64 wide), each a single-threaded sgemm. */
 static void linear(float *y, const float *x, const float *W, const float *b, int T, int n_in, int n_out) {
     const unsigned char *hw = NULL;   /* W kept in F16/BF16 (gemm_half.h): same bits, widened per block */
     half_kind hk = HALF_BF16;
     int half = half_find(W, &hw, &hk);
+    const float *wcol = NULL;   /* W a transposed view (GPT-2's Conv1D kept as stored) */
+    int ldw = 0, xposed = !half && xposed_find(W, &wcol, &ldw);
     int nt = omp_get_max_threads(), slab = (n_out + nt - 1) / nt;
     slab = (slab + 63) / 64 * 64;
     int nslab = (n_out + slab - 1) / slab;
@@ -42,6 +45,8 @@ static void linear(float *y, const float *x, const float *W, const float *b, int
         int o0 = k * slab, n = n_out - o0 < slab ? n_out - o0 : slab;
         if (half)
             gemm_half_xwt(T, n, n_in, x, n_in, hw + (size_t)o0 * n_in * 2, hk, y + o0, n_out);
+        else if (xposed)
+            gemm_f32(0, 0, T, n, n_in, 1.0f, x, n_in, wcol + o0, ldw, 0.0f, y + o0, n_out);
         else
             gemm_f32(0, 1, T, n, n_in, 1.0f, x, n_in, W + (size_t)o0 * n_in, n_in, 0.0f, y + o0, n_out);
         if (b)

@@ -21,6 +21,17 @@
 /* ---- tensors ----------------------------------------------------------------------------- */
 
 /* A tensor of the given rank and shape (no prefix added). */
+/* A view (gemm_half.h) of tensor name, kept for release; NULL and the error when v is NULL. */
+static const float *keep_view(hf_ctx *c, const char *name, const float *v) {
+    if (!v) {
+        hf_fail(c, "tensor '%s': cannot reserve address space for its view", name);
+        return NULL;
+    }
+    hf_state *h = c->hs;
+    h->views = xrealloc(h->views, sizeof *h->views * (size_t)(h->nviews + 1));
+    return h->views[h->nviews++] = v;
+}
+
 static const float *get_shape(hf_ctx *c, const char *name, int optional, int rank, const int64_t *dims) {
     if (c->failed) return NULL;
     const st_tensor *t = st_find(c->st, name);
@@ -41,14 +52,7 @@ static const float *get_shape(hf_ctx *c, const char *name, int optional, int ran
     }
     int bf16 = !strcmp(t->dtype, "BF16");
     if (c->keep_half && (bf16 || !strcmp(t->dtype, "F16"))) {
-        const float *v = half_view(t->data, (size_t)t->numel, bf16 ? HALF_BF16 : HALF_F16);
-        if (!v) {
-            hf_fail(c, "tensor '%s': cannot reserve address space for its view", name);
-            return NULL;
-        }
-        hf_state *h = c->hs;
-        h->views = xrealloc(h->views, sizeof *h->views * (size_t)(h->nviews + 1));
-        return h->views[h->nviews++] = v;
+        return keep_view(c, name, half_view(t->data, (size_t)t->numel, bf16 ? HALF_BF16 : HALF_F16));
     }
     char e[900];
     const float *p = st_f32(c->st, t, e, sizeof e);
@@ -119,15 +123,21 @@ static void get_ln(hf_ctx *c, const float **w, const float **b, int64_t d, const
 }
 
 /* GPT-2 Conv1D [in, out] → nn.Linear [out, in]. */
+/* GPT-2's Conv1D weight [in][out] as the [out][in] matrix linear() expects: a transposed view of
+ * the stored floats (gemm_half.h; no copy: transposing GPT-2-small's 500 MB took over a second),
+ * or a transposed copy when the tensor is itself a half view. */
 static const float *conv1d(hf_ctx *c, int64_t in, int64_t out, const char *name) {
     const float *w = get(c, 0, in, out, "%s", name);
     if (!w) return NULL;
-    float *t = hf_own(c, (size_t)(in * out));
-    enum { B = 64 };   /* blocked so both sides stay in cache */
-    for (int64_t i0 = 0; i0 < in; i0 += B)
-        for (int64_t o0 = 0; o0 < out; o0 += B)
-            for (int64_t i = i0; i < i0 + B && i < in; i++)
-                for (int64_t o = o0; o < o0 + B && o < out; o++) t[o * in + i] = w[i * out + o];
+    const unsigned char *hd;
+    half_kind hk;
+    if (!half_find(w, &hd, &hk)) return keep_view(c, name, xposed_view(w, (size_t)in, (size_t)out));
+    float *t = hf_own(c, (size_t)(in * out)), *row = xmalloc(sizeof(float) * (size_t)out);
+    for (int64_t i = 0; i < in; i++) {
+        half_copy(row, w + i * out, (size_t)out);
+        for (int64_t o = 0; o < out; o++) t[o * in + i] = row[o];
+    }
+    free(row);
     return t;
 }
 
