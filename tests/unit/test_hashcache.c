@@ -4,6 +4,7 @@
  * not written for racy, small or disabled cases. About 5 s (it waits out the racy window). */
 #include "core/hashcache.h"
 #include "core/util.h"
+#include <dirent.h>
 #include <fcntl.h>
 #include <nettle/sha2.h>
 #include <stdio.h>
@@ -33,13 +34,13 @@ static int write_file(const char *path, const unsigned char *buf, size_t n) {
     return f && fwrite(buf, 1, n, f) == n && fclose(f) == 0;
 }
 
+/* Entries in the cache directory (temporary files not counted); 0 when it does not exist. */
 static int count_entries(const char *dir) {
-    char cmd[4200];
-    snprintf(cmd, sizeof cmd, "ls -1 '%s' 2>/dev/null | grep -vc tmp", dir);
-    FILE *p = popen(cmd, "r");
-    int n = -1;
-    if (p && fscanf(p, "%d", &n) != 1) n = -1;
-    if (p) pclose(p);
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        n += e->d_name[0] != '.' && !strstr(e->d_name, ".tmp");
+    if (d) closedir(d);
     return n;
 }
 

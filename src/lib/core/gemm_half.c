@@ -34,6 +34,17 @@ static const float *view_add(size_t n, view v) {
     return p;
 }
 
+/* The view whose range holds p, copied into *v (ranges never overlap); 0 when none does. */
+static int view_at(const float *p, view *v) {
+    uintptr_t a = (uintptr_t)p;
+    int found = 0;
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < nviews && !found; i++)
+        if (a >= views[i].lo && a < views[i].hi) *v = views[i], found = 1;
+    pthread_mutex_unlock(&lock);
+    return found;
+}
+
 const float *half_view(const unsigned char *data, size_t n, half_kind kind) {
     return view_add(n, (view){.data = data, .kind = kind});
 }
@@ -43,20 +54,13 @@ const float *xposed_view(const float *w, size_t in, size_t out) {
 }
 
 int xposed_find(const float *p, const float **col, int *ld) {
-    uintptr_t a = (uintptr_t)p;
-    int found = 0;
-    pthread_mutex_lock(&lock);
-    for (int i = 0; i < nviews && !found; i++)
-        if (views[i].kind == 0 && a >= views[i].lo && a < views[i].hi) {
-            size_t e = (a - views[i].lo) / sizeof(float);
-            if (e % views[i].in == 0) {
-                *col = views[i].w + e / views[i].in;
-                *ld = (int)views[i].out;
-                found = 1;
-            }
-        }
-    pthread_mutex_unlock(&lock);
-    return found;
+    view v;
+    if (!view_at(p, &v) || v.kind != 0) return 0;
+    size_t e = ((uintptr_t)p - v.lo) / sizeof(float);
+    if (e % v.in) return 0;
+    *col = v.w + e / v.in;
+    *ld = (int)v.out;
+    return 1;
 }
 
 void half_view_drop(const float *v) {
@@ -75,17 +79,11 @@ void half_view_drop(const float *v) {
 }
 
 int half_find(const float *p, const unsigned char **data, half_kind *kind) {
-    uintptr_t a = (uintptr_t)p;
-    int found = 0;
-    pthread_mutex_lock(&lock);
-    for (int i = 0; i < nviews && !found; i++)
-        if (views[i].kind != 0 && a >= views[i].lo && a < views[i].hi) {
-            *data = views[i].data + (a - views[i].lo) / sizeof(float) * 2;
-            *kind = views[i].kind;
-            found = 1;
-        }
-    pthread_mutex_unlock(&lock);
-    return found;
+    view v;
+    if (!view_at(p, &v) || v.kind == 0) return 0;
+    *data = v.data + ((uintptr_t)p - v.lo) / sizeof(float) * 2;
+    *kind = v.kind;
+    return 1;
 }
 
 void half_widen(float *dst, const unsigned char *src, size_t n, half_kind kind) {

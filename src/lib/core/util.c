@@ -379,8 +379,8 @@ int cli_sha256_file(const char *path, char hex[65]) {
     if (!f) return -1;
     cli_input_note(path);
     struct stat st;
-    int known = fstat(fileno(f), &st) == 0;   /* large files: hashcache.h */
-    if (known && S_ISREG(st.st_mode) && hashcache_get(&st, hex)) {
+    int cacheable = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode);   /* large files: hashcache.h */
+    if (cacheable && hashcache_get(&st, hex)) {
         fclose(f);
         return 0;
     }
@@ -395,7 +395,7 @@ int cli_sha256_file(const char *path, char hex[65]) {
     if (bad) return -1;
     sha256_digest(&ctx, sizeof d, d);
     for (int i = 0; i < SHA256_DIGEST_SIZE; i++) sprintf(hex + 2 * i, "%02x", d[i]);
-    if (known && S_ISREG(st.st_mode)) hashcache_put(&st, hex);
+    if (cacheable) hashcache_put(&st, hex);
     return 0;
 }
 

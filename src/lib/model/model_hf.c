@@ -20,7 +20,6 @@
 
 /* ---- tensors ----------------------------------------------------------------------------- */
 
-/* A tensor of the given rank and shape (no prefix added). */
 /* A view (gemm_half.h) of tensor name, kept for release; NULL and the error when v is NULL. */
 static const float *keep_view(hf_ctx *c, const char *name, const float *v) {
     if (!v) {
@@ -32,6 +31,7 @@ static const float *keep_view(hf_ctx *c, const char *name, const float *v) {
     return h->views[h->nviews++] = v;
 }
 
+/* A tensor of the given rank and shape (no prefix added). */
 static const float *get_shape(hf_ctx *c, const char *name, int optional, int rank, const int64_t *dims) {
     if (c->failed) return NULL;
     const st_tensor *t = st_find(c->st, name);
@@ -122,23 +122,12 @@ static void get_ln(hf_ctx *c, const float **w, const float **b, int64_t d, const
     *b = get(c, 0, d, 0, "%s", n);
 }
 
-/* GPT-2 Conv1D [in, out] → nn.Linear [out, in]. */
 /* GPT-2's Conv1D weight [in][out] as the [out][in] matrix linear() expects: a transposed view of
- * the stored floats (gemm_half.h; no copy: transposing GPT-2-small's 500 MB took over a second),
- * or a transposed copy when the tensor is itself a half view. */
+ * the stored floats (gemm_half.h; no copy: transposing GPT-2-small's 500 MB took over a second).
+ * get() widens F16/BF16 tensors to float32 at load, so w is never a half view. */
 static const float *conv1d(hf_ctx *c, int64_t in, int64_t out, const char *name) {
     const float *w = get(c, 0, in, out, "%s", name);
-    if (!w) return NULL;
-    const unsigned char *hd;
-    half_kind hk;
-    if (!half_find(w, &hd, &hk)) return keep_view(c, name, xposed_view(w, (size_t)in, (size_t)out));
-    float *t = hf_own(c, (size_t)(in * out)), *row = xmalloc(sizeof(float) * (size_t)out);
-    for (int64_t i = 0; i < in; i++) {
-        half_copy(row, w + i * out, (size_t)out);
-        for (int64_t o = 0; o < out; o++) t[o * in + i] = row[o];
-    }
-    free(row);
-    return t;
+    return w ? keep_view(c, name, xposed_view(w, (size_t)in, (size_t)out)) : NULL;
 }
 
 static void load_gpt2_layer(hf_ctx *c, const model_config *k, model_layer *y, int l) {
